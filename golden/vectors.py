@@ -1,0 +1,52 @@
+"""Test vectors: every corner class of a format, and random encodings weighted towards them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .formats import FloatFormat
+
+__all__ = ["corner_values", "random_encodings", "near_pairs"]
+
+
+def corner_values(fmt: FloatFormat) -> np.ndarray:
+    """Both signs of: zero, smallest/largest subnormal, smallest normal and its neighbours,
+    one and its neighbours, largest finite and its neighbour, inf, quiet and signalling NaNs."""
+    e = fmt.man_bits
+    magnitudes = [
+        0, 1, fmt.man_mask,                                    # zero, subnormals
+        fmt.min_normal, fmt.min_normal + 1, 2 * fmt.min_normal - 1, 2 * fmt.min_normal,
+        fmt.bias << e, (fmt.bias << e) + 1, (fmt.bias << e) - 1,  # 1.0 and neighbours
+        ((fmt.bias + 1) << e) | (1 << (e - 1)),                 # 3.0: a tie maker
+        fmt.max_finite, fmt.max_finite - 1, fmt.inf,
+        fmt.canonical_nan, fmt.inf | fmt.man_mask,            # quiet NaNs
+    ]
+    if fmt.man_bits > 1:
+        magnitudes += [fmt.inf | 1, fmt.inf | (fmt.man_mask >> 1)]  # signalling NaNs
+    magnitudes = np.unique(np.array(magnitudes, dtype=np.uint64))
+    sign = np.uint64(1 << fmt.sign_shift)
+    return np.concatenate([magnitudes, magnitudes | sign]).astype(fmt.dtype)
+
+
+def random_encodings(fmt: FloatFormat, n: int, rng: np.random.Generator,
+                     special_fraction: float = 0.25) -> np.ndarray:
+    """``n`` encodings: uniform bit patterns, with ``special_fraction`` of them drawn from
+    the corner classes or from exponents at the edges of the range."""
+    bits = rng.integers(0, 1 << fmt.width, n, dtype=np.uint64)
+    pick = rng.random(n) < special_fraction
+    corners = corner_values(fmt)
+    edge_exp = rng.choice(np.array([0, 1, 2, fmt.exp_max_field - 2, fmt.exp_max_field - 1,
+                                    fmt.exp_max_field], dtype=np.uint64), n)
+    edge = (bits & ~np.uint64(fmt.exp_max_field << fmt.man_bits)) | (edge_exp << np.uint64(fmt.man_bits))
+    special = np.where(rng.random(n) < 0.5, corners[rng.integers(0, len(corners), n)], edge)
+    return np.where(pick, special, bits).astype(fmt.dtype)
+
+
+def near_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
+    """Pairs ``(a, b)`` with ``b`` a few ulps or binades from ``+-a``: cancellation, carries, ties."""
+    a = random_encodings(fmt, n, rng, special_fraction=0.1).astype(np.int64)
+    distance = rng.integers(-(1 << min(fmt.man_bits + 3, 30)), 1 << min(fmt.man_bits + 3, 30), n)
+    distance = np.where(rng.random(n) < 0.5, distance >> rng.integers(0, fmt.man_bits + 3, n), distance)
+    flip = rng.integers(0, 2, n).astype(np.int64) << fmt.sign_shift
+    b = ((a ^ flip) + distance) % (1 << fmt.width)
+    return a.astype(fmt.dtype), b.astype(fmt.dtype)

@@ -1,0 +1,1 @@
+"""Amaranth hardware: the arithmetic units (see README)."""

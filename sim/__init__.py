@@ -1,0 +1,1 @@
+"""cocotb testbenches and their simulator runner (see README)."""

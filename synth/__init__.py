@@ -1,0 +1,1 @@
+"""Synthesis sweeps: area and Fmax on open-source flows (see README)."""

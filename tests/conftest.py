@@ -1,0 +1,29 @@
+"""Shared fixtures. ``--scale N`` (or ``ARITH_SCALE=N``) multiplies every random vector count."""
+
+import os
+
+import numpy as np
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--scale", type=int, default=None,
+        help="multiply random vector counts by N (default: $ARITH_SCALE or 1); "
+             "e.g. --scale 100 for a nightly-style run")
+
+
+@pytest.fixture(scope="session")
+def scale(pytestconfig) -> int:
+    value = pytestconfig.getoption("--scale")
+    if value is None:
+        value = int(os.environ.get("ARITH_SCALE", "1"))
+    if value < 1:
+        raise pytest.UsageError(f"--scale must be >= 1, not {value}")
+    return value
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    """A generator seeded from the test's name: reproducible, different per test."""
+    return np.random.default_rng(list(request.node.nodeid.encode()))
