@@ -55,6 +55,13 @@ def _work_type(bits: int):
     return np.uint32 if bits <= 32 else np.uint64
 
 
+def _broadcast(rand, *operands):
+    """Operands broadcast against each other and ``rand`` (which may add dimensions)."""
+    shapes = [np.shape(x) for x in operands] + ([np.shape(rand)] if rand is not None else [])
+    shape = np.broadcast_shapes(*shapes)
+    return [np.broadcast_to(x, shape) for x in operands]
+
+
 def _finish(bits, flags, fmt, nan, invalid, special, special_bits):
     """Override rounded results with NaN and exact special results."""
     np.copyto(bits, special_bits, where=special, casting="unsafe")
@@ -70,6 +77,7 @@ def convert(a, in_fmt: FloatFormat, out_fmt: FloatFormat, rounding=Rounding.NEAR
     rounding = Rounding.parse(rounding)
     rand_bits = convert_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
     work = _work_type(max(in_fmt.width, out_fmt.width, out_fmt.precision))
+    (a,) = _broadcast(rand, a)
     u = unpack(a, in_fmt, work)
     bits, flags = round_raw(u.sign, u.unbiased_exponent, u.significand, in_fmt.precision,
                             out_fmt, rounding, rand, rand_bits)
@@ -86,6 +94,7 @@ def multiply(a, b, in_fmt: FloatFormat, out_fmt: FloatFormat = FP32,
     rand_bits = multiply_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
     width = 2 * in_fmt.precision
     work = _work_type(max(width, out_fmt.width, out_fmt.precision))
+    a, b = _broadcast(rand, a, b)
     ua, ub = unpack(a, in_fmt, work), unpack(b, in_fmt, work)
     sign = ua.sign ^ ub.sign
     a_zero, b_zero = ua.is_zero_daz, ub.is_zero_daz
@@ -116,6 +125,7 @@ def add(a, b, fmt: FloatFormat = FP32, rounding=Rounding.NEAREST_EVEN, rand=None
     rounding = Rounding.parse(rounding)
     out_fmt = fmt if out_fmt is None else out_fmt
     rand_bits = add_sr_bits(out_fmt, rounding, sr_bits)
+    a, b = _broadcast(rand, a, b)
     ua, ub = unpack(a, fmt), unpack(b, fmt)
     a_inf, b_inf = ua.is_inf, ub.is_inf
     inf_minus_inf = a_inf & b_inf & (ua.sign != ub.sign)
