@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-
 import numpy as np
 
 from .formats import FloatFormat
@@ -12,54 +9,38 @@ from .formats import FloatFormat
 __all__ = ["Unpacked", "unpack", "pack", "to_float64", "from_float64"]
 
 
-@dataclass(frozen=True)
 class Unpacked:
-    """Fields of an array of encodings, with the contract's classification helpers."""
+    """Fields of an array of encodings, with the contract's classification helpers.
 
-    fmt: FloatFormat
-    sign: np.ndarray       # unsigned, 0 or 1
-    exponent: np.ndarray   # int32, the biased exponent field
-    mantissa: np.ndarray   # unsigned, the stored mantissa field
+    ``sign`` and ``mantissa`` are unsigned arrays, ``exponent`` the biased exponent
+    field (int32). Subnormals count as zeros in ``is_zero_daz`` (TPU mode's DAZ).
+    """
 
-    @cached_property
-    def _exp_zero(self):
-        return self.exponent == 0
+    __slots__ = ("fmt", "sign", "exponent", "mantissa", "is_zero_daz", "is_inf", "is_nan",
+                 "_exp_max", "_man_zero")
 
-    @cached_property
-    def _exp_max(self):
-        return self.exponent == self.fmt.exp_max_field
-
-    @cached_property
-    def _man_zero(self):
-        return self.mantissa == 0
+    def __init__(self, fmt: FloatFormat, sign, exponent, mantissa):
+        self.fmt, self.sign, self.exponent, self.mantissa = fmt, sign, exponent, mantissa
+        self.is_zero_daz = exponent == 0
+        self._exp_max = exponent == fmt.exp_max_field
+        self._man_zero = mantissa == 0
+        self.is_inf = self._exp_max & self._man_zero
+        self.is_nan = self._exp_max & ~self._man_zero
 
     @property
     def is_zero(self):
-        return self._exp_zero & self._man_zero
+        return self.is_zero_daz & self._man_zero
 
     @property
     def is_subnormal(self):
-        return self._exp_zero & ~self._man_zero
-
-    @property
-    def is_zero_daz(self):
-        """Zero once subnormals are treated as zero (TPU mode's DAZ)."""
-        return self._exp_zero
-
-    @cached_property
-    def is_inf(self):
-        return self._exp_max & self._man_zero
-
-    @cached_property
-    def is_nan(self):
-        return self._exp_max & ~self._man_zero
+        return self.is_zero_daz & ~self._man_zero
 
     @property
     def is_signalling(self):
         """Signalling NaN: a NaN whose mantissa MSB is 0."""
         return self.is_nan & ((self.mantissa >> (self.fmt.man_bits - 1)) == 0)
 
-    @cached_property
+    @property
     def significand(self):
         """Mantissa with the hidden bit set (meaningful for normal values)."""
         return self.mantissa | (1 << self.fmt.man_bits)

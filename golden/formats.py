@@ -55,6 +55,9 @@ class FloatFormat:
             object.__setattr__(self, param, value)
         if self.name is None:
             object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}")
+        dtype = next(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32)
+                     if self.width <= 8 * np.dtype(t).itemsize)
+        object.__setattr__(self, "_dtype", dtype)
 
     def __str__(self):
         return self.name
@@ -116,10 +119,7 @@ class FloatFormat:
     @property
     def dtype(self) -> np.dtype:
         """Smallest unsigned NumPy integer type that holds an encoding."""
-        for dt in (np.uint8, np.uint16, np.uint32):
-            if self.width <= np.iinfo(dt).bits:
-                return np.dtype(dt)
-        raise AssertionError("width is at most 32 by construction")
+        return self._dtype
 
 
 FP32 = FloatFormat(8, 23, "fp32")

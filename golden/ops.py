@@ -41,13 +41,13 @@ def add_sr_bits(out_fmt: FloatFormat, rounding, sr_bits=None):
 
 
 def bit_length(x: np.ndarray) -> np.ndarray:
-    """Bit length of each uint64 (0 for 0), by binary search: exact for every value."""
-    n = np.zeros(x.shape, np.int32)
-    for step in (32, 16, 8, 4, 2, 1):
-        high = (x >> step) != 0
-        n += high * np.int32(step)
-        x = np.where(high, x >> step, x)
-    return n + (x != 0)
+    """Bit length (int32) of each uint64 below 2**64 (0 for 0).
+
+    Each 32-bit half converts to float64 exactly, so frexp's exponent is its exact bit length.
+    """
+    high = (x >> 32).astype(np.float64)
+    low = (x & 0xFFFFFFFF).astype(np.float64)
+    return np.where(high != 0, np.frexp(high)[1] + 32, np.frexp(low)[1]).astype(np.int32)
 
 
 def _work_type(bits: int):
@@ -58,6 +58,8 @@ def _work_type(bits: int):
 def _broadcast(rand, *operands):
     """Operands broadcast against each other and ``rand`` (which may add dimensions)."""
     shapes = [np.shape(x) for x in operands] + ([np.shape(rand)] if rand is not None else [])
+    if all(s == shapes[0] for s in shapes):
+        return operands
     shape = np.broadcast_shapes(*shapes)
     return [np.broadcast_to(x, shape) for x in operands]
 

@@ -84,3 +84,12 @@ def test_from_float64_round_trips_and_rejects_inexact_values():
     assert int(from_float64([np.nan], BF16)[0]) == BF16.canonical_nan
     with pytest.raises(ValueError, match="not a normal bf16 value"):
         from_float64([1.0 + 2.0 ** -9], BF16)
+
+
+def test_bit_length_is_exact_at_every_power_of_two():
+    from golden.ops import bit_length
+    k = np.arange(64, dtype=np.uint64)
+    powers = np.uint64(1) << k
+    values = np.concatenate([np.zeros(1, np.uint64), powers, powers - np.uint64(1), powers + np.uint64(1)])
+    expected = [int(v).bit_length() for v in values]
+    assert bit_length(values).tolist() == expected
