@@ -76,3 +76,17 @@ def test_top_bits_takes_the_most_significant_bits():
     assert xorshift.top_bits(values, 4).tolist() == [0xF, 0x8, 0x7]
     assert xorshift.top_bits(values, 1).tolist() == [1, 1, 0]
     assert xorshift.top_bits(values, 32).tolist() == values.tolist()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 100, 4097])
+def test_chunked_stream_and_jump_equal_stepping(n):
+    states = xorshift.lane_seeds(2024, 3)
+    expected = [_scalar_xorshift(int(s), n) for s in states]
+    outputs, final = xorshift.stream(states, n)
+    assert outputs.shape == (n, 3)
+    assert outputs.T.tolist() == expected
+    if n:
+        assert final.tolist() == [e[-1] for e in expected]
+        assert xorshift.jump(states, n).tolist() == final.tolist()
+    else:
+        assert final.tolist() == states.tolist()
