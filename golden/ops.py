@@ -8,6 +8,9 @@ Stochastic modes take ``rand``: one ``rand_bits``-wide random integer per elemen
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import numpy as np
 
 from .bits import unpack
@@ -18,6 +21,10 @@ __all__ = [
     "convert", "multiply", "add", "bit_length",
     "convert_sr_bits", "multiply_sr_bits", "add_sr_bits", "ADD_GUARD_BITS",
 ]
+
+#: Elements per kernel call: big enough to amortise NumPy's per-call cost, small enough
+#: that the temporaries stay in cache (and are not fresh mmap'd pages every call).
+CHUNK = 1 << 16
 
 #: Bits the adder keeps below the larger operand's LSB before sticky: enough that
 #: whenever bits are lost to sticky at least 32 (the widest ``sr_bits``) + 2 exact
@@ -55,13 +62,24 @@ def _work_type(bits: int):
     return np.uint32 if bits <= 32 else np.uint64
 
 
-def _broadcast(rand, *operands):
-    """Operands broadcast against each other and ``rand`` (which may add dimensions)."""
-    shapes = [np.shape(x) for x in operands] + ([np.shape(rand)] if rand is not None else [])
-    if all(s == shapes[0] for s in shapes):
-        return operands
-    shape = np.broadcast_shapes(*shapes)
-    return [np.broadcast_to(x, shape) for x in operands]
+def _elementwise(kernel, out_fmt: FloatFormat, rand, *operands):
+    """``kernel(*operands, rand)`` over the broadcast operands (and ``rand``), in chunks."""
+    arrays = [np.asarray(x) for x in operands] + ([np.asarray(rand)] if rand is not None else [])
+    shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    if math.prod(shape) <= CHUNK:
+        arrays = [x if x.shape == shape else np.broadcast_to(x, shape) for x in arrays]
+        if rand is None:
+            arrays.append(None)
+        return kernel(*arrays)
+    flat = [np.broadcast_to(x, shape).reshape(-1) for x in arrays]
+    if rand is None:
+        flat.append(None)
+    size = math.prod(shape)
+    bits, flags = np.empty(size, out_fmt.dtype), np.empty(size, np.uint8)
+    for start in range(0, size, CHUNK):
+        part = slice(start, start + CHUNK)
+        bits[part], flags[part] = kernel(*(None if x is None else x[part] for x in flat))
+    return bits.reshape(shape), flags.reshape(shape)
 
 
 def _finish(bits, flags, fmt, nan, invalid, special, special_bits):
@@ -78,8 +96,12 @@ def convert(a, in_fmt: FloatFormat, out_fmt: FloatFormat, rounding=Rounding.NEAR
     """Convert ``in_fmt`` encodings to ``out_fmt`` (the stochastic rounding unit's model)."""
     rounding = Rounding.parse(rounding)
     rand_bits = convert_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
+    kernel = partial(_convert, in_fmt=in_fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
+    return _elementwise(kernel, out_fmt, rand, a)
+
+
+def _convert(a, rand, in_fmt, out_fmt, rounding, rand_bits):
     work = _work_type(max(in_fmt.width, out_fmt.width, out_fmt.precision))
-    (a,) = _broadcast(rand, a)
     u = unpack(a, in_fmt, work)
     bits, flags = round_raw(u.sign, u.unbiased_exponent, u.significand, in_fmt.precision,
                             out_fmt, rounding, rand, rand_bits)
@@ -94,9 +116,13 @@ def multiply(a, b, in_fmt: FloatFormat, out_fmt: FloatFormat = FP32,
     """Multiply two ``in_fmt`` arrays, rounding the exact product once to ``out_fmt``."""
     rounding = Rounding.parse(rounding)
     rand_bits = multiply_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
+    kernel = partial(_multiply, in_fmt=in_fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
+    return _elementwise(kernel, out_fmt, rand, a, b)
+
+
+def _multiply(a, b, rand, in_fmt, out_fmt, rounding, rand_bits):
     width = 2 * in_fmt.precision
     work = _work_type(max(width, out_fmt.width, out_fmt.precision))
-    a, b = _broadcast(rand, a, b)
     ua, ub = unpack(a, in_fmt, work), unpack(b, in_fmt, work)
     sign = ua.sign ^ ub.sign
     a_zero, b_zero = ua.is_zero_daz, ub.is_zero_daz
@@ -127,7 +153,11 @@ def add(a, b, fmt: FloatFormat = FP32, rounding=Rounding.NEAREST_EVEN, rand=None
     rounding = Rounding.parse(rounding)
     out_fmt = fmt if out_fmt is None else out_fmt
     rand_bits = add_sr_bits(out_fmt, rounding, sr_bits)
-    a, b = _broadcast(rand, a, b)
+    kernel = partial(_add, fmt=fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
+    return _elementwise(kernel, out_fmt, rand, a, b)
+
+
+def _add(a, b, rand, fmt, out_fmt, rounding, rand_bits):
     ua, ub = unpack(a, fmt), unpack(b, fmt)
     a_inf, b_inf = ua.is_inf, ub.is_inf
     inf_minus_inf = a_inf & b_inf & (ua.sign != ub.sign)
