@@ -297,6 +297,7 @@ def main(argv=None) -> int:
                                      description="Numerical experiments on the golden model.")
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     p = sub.add_parser("sr-dot", help="stochastic rounding in dot products (TF32, bf16)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=__doc__.split("\n\n", 1)[1])
     p.add_argument("--n-max", type=int, default=1_000_000, help="longest vector, 10..10000000 (default 1000000)")
     p.add_argument("--trials", type=int, default=10, help="trials per configuration, 1..1000 (default 10)")
