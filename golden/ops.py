@@ -33,13 +33,19 @@ ADD_GUARD_BITS = 34
 
 
 def convert_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bits=None):
-    """``rand`` width of a conversion: by default every discarded bit."""
-    return resolve_sr_bits(rounding, sr_bits, in_fmt.precision - out_fmt.precision)
+    """``rand`` width of a conversion: by default every discarded bit; None when it
+    takes no ``rand`` (not stochastic, or a widening conversion that never rounds)."""
+    discarded = in_fmt.precision - out_fmt.precision
+    rand_bits = resolve_sr_bits(rounding, sr_bits, discarded)
+    return rand_bits if discarded > 0 else None
 
 
 def multiply_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bits=None):
-    """``rand`` width of a multiplication: by default every discarded bit of the 2p-bit product."""
-    return resolve_sr_bits(rounding, sr_bits, 2 * in_fmt.precision - out_fmt.precision)
+    """``rand`` width of a multiplication: by default every discarded bit of the 2p-bit
+    product; None when it takes no ``rand`` (not stochastic, or the product is exact)."""
+    discarded = 2 * in_fmt.precision - out_fmt.precision
+    rand_bits = resolve_sr_bits(rounding, sr_bits, discarded)
+    return rand_bits if discarded > 0 else None
 
 
 def add_sr_bits(out_fmt: FloatFormat, rounding, sr_bits=None):

@@ -45,7 +45,9 @@ def round_exact(sign: int, value: Fraction, fmt: FloatFormat, rounding: Rounding
     scaled = value / Fraction(2) ** (e - fmt.man_bits)   # in [2**man_bits, 2**precision)
     kept = scaled.numerator // scaled.denominator
     frac = scaled - kept
-    if rounding is Rounding.NEAREST_EVEN:
+    if frac == 0:
+        up = False  # exact values never move, in any mode
+    elif rounding is Rounding.NEAREST_EVEN:
         up = frac > Fraction(1, 2) or (frac == Fraction(1, 2) and kept % 2 == 1)
     elif rounding is Rounding.STOCHASTIC:
         scaled_frac = frac * 2 ** rand_bits

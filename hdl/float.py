@@ -1,0 +1,68 @@
+"""A ``lib.data`` view of a float: ``mantissa``, ``exponent``, ``sign`` and classification."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Const, Value
+from amaranth.lib import data
+
+from golden.formats import FloatFormat
+
+__all__ = ["FloatLayout", "FloatView"]
+
+
+class FloatLayout(data.StructLayout):
+    """Bit layout of ``fmt``, lowest bits first: mantissa, exponent, sign."""
+
+    def __init__(self, fmt: FloatFormat):
+        if not isinstance(fmt, FloatFormat):
+            raise TypeError(f"fmt must be a FloatFormat, not {fmt!r}")
+        self.fmt = fmt
+        super().__init__({"mantissa": fmt.man_bits, "exponent": fmt.exp_bits, "sign": 1})
+
+    def __eq__(self, other):
+        return isinstance(other, FloatLayout) and other.fmt == self.fmt
+
+    def __hash__(self):
+        return hash(self.fmt)
+
+    def __call__(self, target):
+        return FloatView(self, target)
+
+
+class FloatView(data.View):
+    """A float's fields plus the classifications the contract uses (TPU mode: DAZ)."""
+
+    @property
+    def fmt(self) -> FloatFormat:
+        return self.shape().fmt
+
+    @property
+    def is_zero(self) -> Value:
+        return (self.exponent == 0) & (self.mantissa == 0)
+
+    @property
+    def is_subnormal(self) -> Value:
+        return (self.exponent == 0) & (self.mantissa != 0)
+
+    @property
+    def is_zero_daz(self) -> Value:
+        """Zero or subnormal: both read as zero (DAZ)."""
+        return self.exponent == 0
+
+    @property
+    def is_inf(self) -> Value:
+        return (self.exponent == self.fmt.exp_max_field) & (self.mantissa == 0)
+
+    @property
+    def is_nan(self) -> Value:
+        return (self.exponent == self.fmt.exp_max_field) & (self.mantissa != 0)
+
+    @property
+    def is_signalling(self) -> Value:
+        """A NaN whose mantissa MSB is 0."""
+        return self.is_nan & ~self.mantissa[-1]
+
+    @property
+    def significand(self) -> Value:
+        """Mantissa with the hidden bit (``precision`` bits; meaningful for normal values)."""
+        return self.mantissa | Const(1 << self.fmt.man_bits, self.fmt.precision)
