@@ -1,0 +1,98 @@
+"""``FPMultiplier``: ``in_fmt x in_fmt -> out_fmt``, the product rounded once."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.formats import BF16, FP32
+from golden.ops import multiply_sr_bits
+from golden.rounding import Rounding
+
+from .float import FloatLayout
+from .params import format_param, rounding_param
+from .pipeline import Stages
+from .rounder import Rounder, signed_width
+
+__all__ = ["FPMultiplier"]
+
+
+class FPMultiplier(wiring.Component):
+    """Floating-point multiplier in TPU mode (DAZ, FTZ, canonical NaN).
+
+    Parameters (keyword-only)
+    -------------------------
+    in_fmt, out_fmt : FloatFormat or str
+        Operand and result formats. When ``out_fmt`` holds the whole significand product
+        (``out.precision >= 2 * in.precision``) there is no rounding logic and no ``rand``.
+    rounding : Rounding or str
+        ``rne``, ``rtz``, ``sr`` or ``sr-half``.
+    sr_bits : int, optional
+        ``rand`` width for ``sr`` (default: every discarded product bit, at most 32).
+    stages : int
+        Register stages, 0..16: after the significand product first, then at the output,
+        then at the inputs.
+
+    Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
+    """
+
+    def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
+                 sr_bits=None, stages=0):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.out_fmt = format_param("out_fmt", out_fmt)
+        self.rounding = rounding_param(rounding)
+        self.rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
+        self._stages = Stages(stages, ["product", "output", "input"])
+        members = {"a": In(self.in_fmt.width), "b": In(self.in_fmt.width), "valid_in": In(1),
+                   "result": Out(self.out_fmt.width), "flags": Out(5), "valid_out": Out(1)}
+        if self.rand_bits is not None:
+            members["rand"] = In(self.rand_bits)
+        super().__init__(members)
+
+    @property
+    def latency(self) -> int:
+        """Cycles from ``valid_in`` to ``valid_out``."""
+        return self._stages.stages
+
+    @property
+    def exact(self) -> bool:
+        """True when the significand product is never rounded."""
+        return self.out_fmt.precision >= 2 * self.in_fmt.precision
+
+    def elaborate(self, platform):
+        m = Module()
+        fi, fo = self.in_fmt, self.out_fmt
+        rand = {"rand": self.rand} if self.rand_bits is not None else {}
+        v = self._stages.cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
+        a, b = FloatLayout(fi)(v["a"]), FloatLayout(fi)(v["b"])
+        any_inf = a.is_inf | b.is_inf
+        any_zero = a.is_zero_daz | b.is_zero_daz
+        inf_times_zero = any_inf & any_zero
+        v = self._stages.cut(
+            m, "product", valid=v["valid"], **{k: v[k] for k in rand},
+            product=a.significand * b.significand,            # 2p bits, MSB at 2p-1 or 2p-2
+            exp_sum=a.exponent + b.exponent,
+            sign=a.sign ^ b.sign,
+            nan=a.is_nan | b.is_nan | inf_times_zero,
+            invalid=a.is_signalling | b.is_signalling | inf_times_zero,
+            special=any_inf | any_zero, any_inf=any_inf)
+
+        width = 2 * fi.precision
+        top = v["product"][width - 1]
+        lo, hi = -2 * fi.bias, 2 * fi.exp_max_field - 2 * fi.bias + 1
+        exp = Signal(signed(signed_width(lo, hi)))
+        m.d.comb += exp.eq(v["exp_sum"] - 2 * fi.bias + top)
+        m.submodules.rounder = rounder = Rounder(
+            fmt=fo, width=width, exp_width=len(exp), rounding=self.rounding, rand_bits=self.rand_bits)
+        m.d.comb += [
+            rounder.sign.eq(v["sign"]), rounder.exp.eq(exp),
+            rounder.sig.eq(Mux(top, v["product"], v["product"] << 1)),
+            rounder.nan.eq(v["nan"]), rounder.invalid.eq(v["invalid"]), rounder.exact.eq(v["special"]),
+            rounder.exact_bits.eq(Cat(Const(0, fo.man_bits), v["any_inf"].replicate(fo.exp_bits), v["sign"])),
+        ]
+        if self.rand_bits is not None:
+            m.d.comb += rounder.rand.eq(v["rand"])
+        v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=v["valid"])
+        m.d.comb += [self.result.eq(v["result"]), self.flags.eq(v["flags"]), self.valid_out.eq(v["valid"])]
+        return m
