@@ -6,7 +6,7 @@ import numpy as np
 
 from .formats import FloatFormat
 
-__all__ = ["corner_values", "random_encodings", "near_pairs"]
+__all__ = ["corner_values", "random_encodings", "near_pairs", "far_pairs"]
 
 
 def corner_values(fmt: FloatFormat) -> np.ndarray:
@@ -50,3 +50,14 @@ def near_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
     flip = rng.integers(0, 2, n).astype(np.int64) << fmt.sign_shift
     b = ((a ^ flip) + distance) % (1 << fmt.width)
     return a.astype(fmt.dtype), b.astype(fmt.dtype)
+
+
+def far_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
+    """Pairs ``(a, b)`` with ``b`` many binades below ``a``, either sign: bits lost to sticky.
+    A third of the ``a`` are powers of two, where ``a - tiny`` drops into the binade below."""
+    a = random_encodings(fmt, n, rng, special_fraction=0.0)
+    a = np.where(rng.random(n) < 0.3, a & ~np.array(fmt.man_mask, fmt.dtype), a)
+    exp_a = (a.astype(np.int64) >> fmt.man_bits) & fmt.exp_max_field
+    exp_b = np.clip(exp_a - rng.integers(fmt.precision, 2 * fmt.precision + 40, n), 1, fmt.exp_max_field - 1)
+    b = (rng.integers(0, 2, n) << fmt.sign_shift) | (exp_b << fmt.man_bits) | rng.integers(0, 1 << fmt.man_bits, n)
+    return a, b.astype(fmt.dtype)

@@ -6,7 +6,7 @@ import pytest
 
 from golden import BF16, FP8_E4M3, FP8_E5M2, FP16, FP32, TF32, Rounding, add, convert, multiply, scalar
 from golden.ops import add_sr_bits, convert_sr_bits, multiply_sr_bits
-from golden.vectors import corner_values, near_pairs, random_encodings
+from golden.vectors import corner_values, far_pairs, near_pairs, random_encodings
 
 N = 3000
 MODES = list(Rounding)
@@ -25,20 +25,6 @@ def _compare(vector_out, scalar_outs, operands):
             args = ", ".join(f"{int(o[i]):#x}" for o in operands)
             raise AssertionError(f"({args}): vectorised {int(bits[i]):#x}/{int(flags[i]):#07b},"
                                  f" scalar {want_bits:#x}/{int(want_flags):#07b}")
-
-
-def _far_pairs(fmt, n, rng):
-    """``b`` many binades below ``a``, either sign: bits lost to sticky."""
-    a = random_encodings(fmt, n, rng, special_fraction=0.0)
-    # Powers of two make "a - tiny" cross a binade: the case that needs the borrow.
-    a = np.where(rng.random(n) < 0.3, a & ~np.array(fmt.man_mask, fmt.dtype), a)
-    exp_a = (a.astype(np.int64) >> fmt.man_bits) & fmt.exp_max_field
-    drop = rng.integers(fmt.precision, 2 * fmt.precision + 40, n)
-    exp_b = np.clip(exp_a - drop, 1, fmt.exp_max_field - 1)
-    mantissa = rng.integers(0, 1 << fmt.man_bits, n)
-    sign = rng.integers(0, 2, n)
-    b = (sign << fmt.sign_shift) | (exp_b << fmt.man_bits) | mantissa
-    return a, b.astype(fmt.dtype)
 
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
@@ -76,7 +62,7 @@ def test_multiply_matches_scalar(in_fmt, out_fmt, mode, rng, scale):
 def test_add_matches_scalar(fmt, out_fmt, mode, rng, scale):
     n = N * scale
     pairs = [(random_encodings(fmt, n, rng), random_encodings(fmt, n, rng)),
-             near_pairs(fmt, n, rng), _far_pairs(fmt, n, rng)]
+             near_pairs(fmt, n, rng), far_pairs(fmt, n, rng)]
     a = np.concatenate([p[0] for p in pairs])
     b = np.concatenate([p[1] for p in pairs])
     rand_bits = add_sr_bits(out_fmt, mode)
@@ -90,7 +76,7 @@ def test_add_matches_scalar(fmt, out_fmt, mode, rng, scale):
 def test_add_sr_bits_matches_scalar(sr_bits, rng, scale):
     """Narrow and wide sr_bits on sums whose exact value reaches far below the ulp."""
     n = N * scale
-    a, b = _far_pairs(FP32, n, rng)
+    a, b = far_pairs(FP32, n, rng)
     rand = rng.integers(0, 1 << sr_bits, n, dtype=np.uint64)
     want = [scalar.add(int(a[i]), int(b[i]), FP32, Rounding.STOCHASTIC, int(rand[i]), sr_bits)
             for i in range(n)]

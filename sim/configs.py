@@ -1,0 +1,37 @@
+"""The unit configurations the regressions cover (issue 3's list, each at several depths)."""
+
+MULTIPLIERS = [
+    dict(in_fmt="bf16", out_fmt="fp32"),                       # exact product
+    dict(in_fmt="bf16", out_fmt="bf16", rounding="rne"),
+    dict(in_fmt="bf16", out_fmt="bf16", rounding="sr"),
+    dict(in_fmt="bf16", out_fmt="bf16", rounding="sr-half"),
+    dict(in_fmt="fp16", out_fmt="fp16", rounding="rne"),
+    dict(in_fmt="fp32", out_fmt="fp32", rounding="rne"),
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="rtz"),
+    dict(in_fmt="fp8_e4m3", out_fmt="fp32"),
+]
+ADDERS = [
+    dict(fmt="fp32", rounding="rne"),
+    dict(fmt="bf16", rounding="rne"),
+    dict(fmt="fp32", rounding="sr"),
+    dict(fmt="fp32", rounding="rtz"),
+    dict(fmt="bf16", rounding="sr-half"),
+]
+ROUNDERS = [
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="rne"),
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"),
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="sr-half"),
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="sr", sr_bits=8),
+    dict(in_fmt="fp32", out_fmt="bf16", rounding="sr", rng=False),
+    dict(in_fmt="fp32", out_fmt="fp16", rounding="rne"),
+]
+XORSHIFTS = [dict(lanes=1), dict(lanes=4)]
+
+#: (unit, parameters) at every depth of ``STAGES``; the xorshift unit has no stages.
+STAGES = (0, 2)
+CONFIGS = [(unit, {**params, "stages": s}) for unit, group in
+           (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)) for params in group for s in STAGES]
+CONFIGS += [("xorshift", params) for params in XORSHIFTS]
+#: Deeper pipelines, where registers stack up at the cut points (Verilator only).
+DEEP = [("mul", dict(out_fmt="bf16", rounding="rne", stages=5)), ("add", dict(rounding="sr", stages=7)),
+        ("rounder", dict(stages=3))]

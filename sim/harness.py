@@ -1,0 +1,128 @@
+"""Shared cocotb driving and checking for the arithmetic units.
+
+Each cycle: drive on the falling edge (one vector, or a bubble with ``valid_in = 0``), then
+sample in the ReadOnly phase, keeping outputs whose ``valid_out`` is 1. A combinational
+unit without a clock gets one vector per settle instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, Timer
+
+from golden.formats import parse_format
+from golden.rounding import Rounding
+
+__all__ = ["Config", "start", "stream", "compare", "save_summary"]
+
+
+class Config:
+    """The configuration under test, from the manifest the runner wrote."""
+
+    def __init__(self):
+        self.manifest = json.loads(Path(os.environ["UNIT_MANIFEST"]).read_text())
+        self.vectors = int(os.environ.get("UNIT_VECTORS", "2000"))
+        self.seed = int(os.environ.get("UNIT_SEED", "1"))
+        self.params = self.manifest["parameters"]
+        self.ports = {p["name"] for p in self.manifest["ports"]}
+        self.rand_bits = self.manifest.get("rand_bits")
+        self.latency = self.manifest["latency"]
+
+    def fmt(self, name):
+        return parse_format(self.params[name])
+
+    @property
+    def rounding(self) -> Rounding:
+        return Rounding.parse(self.params["rounding"])
+
+    def rng(self, salt: int = 0) -> np.random.Generator:
+        return np.random.default_rng([self.seed, salt])
+
+
+async def start(dut, cfg: Config) -> None:
+    """Start the clock and reset, if the unit has them; inputs idle."""
+    dut.valid_in.value = 0
+    if "clk" not in cfg.ports:
+        return
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    for _ in range(2):
+        await FallingEdge(dut.clk)
+    dut.rst.value = 0
+
+
+async def stream(dut, cfg: Config, inputs: dict[str, np.ndarray], rng: np.random.Generator,
+                 bubbles: float = 0.2):
+    """Feed every vector of ``inputs`` (port -> values); return (results, flags, cycles)."""
+    n = len(next(iter(inputs.values())))
+    results, flags = [], []
+    if "clk" not in cfg.ports:
+        for i in range(n):
+            for port, values in inputs.items():
+                getattr(dut, port).value = int(values[i])
+            dut.valid_in.value = 1
+            await Timer(1, unit="ns")
+            assert int(dut.valid_out.value) == 1
+            results.append(int(dut.result.value))
+            flags.append(int(dut.flags.value))
+        return np.array(results, np.uint64), np.array(flags, np.uint8), n
+    i = cycles = 0
+    limit = 4 * n + 4 * cfg.latency + 100
+    while len(results) < n:
+        await FallingEdge(dut.clk)
+        if i < n and rng.random() >= bubbles:
+            for port, values in inputs.items():
+                getattr(dut, port).value = int(values[i])
+            dut.valid_in.value = 1
+            i += 1
+        else:
+            dut.valid_in.value = 0
+        await ReadOnly()
+        if int(dut.valid_out.value):
+            results.append(int(dut.result.value))
+            flags.append(int(dut.flags.value))
+        cycles += 1
+        assert cycles < limit, f"only {len(results)} of {n} results after {cycles} cycles"
+    await FallingEdge(dut.clk)
+    dut.valid_in.value = 0
+    return np.array(results, np.uint64), np.array(flags, np.uint8), cycles
+
+
+def compare(got, want, inputs: dict[str, np.ndarray], what: str = "") -> None:
+    """Bit-for-bit comparison of (results, flags) with golden's; report the first mismatches."""
+    got_bits, got_flags = got[0], got[1]
+    want_bits, want_flags = (np.asarray(w).astype(np.uint64) for w in want)
+    bad = np.flatnonzero((got_bits != want_bits) | (got_flags != want_flags))
+    if len(bad):
+        rows = []
+        for j in bad[:8]:
+            args = ", ".join(f"{port}={int(v[j]):#x}" for port, v in inputs.items())
+            rows.append(f"  #{j} {args}: got {int(got_bits[j]):#x} flags {int(got_flags[j]):#07b}, "
+                        f"golden {int(want_bits[j]):#x} flags {int(want_flags[j]):#07b}")
+        raise AssertionError(f"{what}{len(bad)} of {len(got_bits)} vectors differ from golden:\n" + "\n".join(rows))
+
+
+def save_summary(**facts) -> None:
+    """Merge figures (vectors, cycles, seconds) into summary.json in the build folder."""
+    path = Path("summary.json")
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.update(facts)
+    path.write_text(json.dumps(data))
+
+
+class Timed:
+    """Wall-clock seconds of a block (for the vectors/second benchmark)."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start

