@@ -114,7 +114,10 @@ def ports_of(text: str, name: str) -> list[dict]:
 
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
-    params = {k: _name_part(v) if isinstance(v, (FloatFormat, Rounding)) else v for k, v in values.items()}
+    # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
+    resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "rounding") else v
+                for k, v in values.items()}
+    params = {k: _name_part(v) if isinstance(v, (FloatFormat, Rounding)) else v for k, v in resolved.items()}
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits

@@ -1,0 +1,122 @@
+"""python -m hdl.build, manifests, parameter errors, pipeline placement and Verilator lint."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hdl.adder import FPAdder
+from hdl.build import UNITS, emit, module_name
+from hdl.multiplier import FPMultiplier
+from hdl.pipeline import Stages
+from hdl.stochastic_rounder import StochasticRounder
+from hdl.xorshift import Xorshift32
+from sim import runner
+from sim.configs import CONFIGS, DEEP
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_default_build_writes_every_unit(tmp_path):
+    proc = _cli(cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1"}
+    assert {p.stem for p in (tmp_path / "build").glob("*.v")} == names
+    assert {p.stem for p in (tmp_path / "build").glob("*.json")} == names
+    assert all(f"build/{n}.v" in proc.stdout for n in names)
+
+
+def test_subcommand_flags_name_and_manifest(tmp_path):
+    proc = _cli("mul", "--in-fmt", "fp16", "--out-fmt", "e5m10", "--rounding", "sr", "--sr-bits", "6",
+                "--stages", "2", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "fpmul_fp16_fp16_sr6_s2.json").read_text())
+    assert manifest["latency"] == 2 and manifest["rand_bits"] == 6
+    assert manifest["parameters"] == {"in_fmt": "fp16", "out_fmt": "fp16", "rounding": "sr", "sr_bits": 6, "stages": 2}
+    ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
+    assert ports == {"a": ("input", 16), "b": ("input", 16), "rand": ("input", 6), "valid_in": ("input", 1),
+                     "clk": ("input", 1), "rst": ("input", 1),
+                     "result": ("output", 16), "flags": ("output", 5), "valid_out": ("output", 1)}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["mul", "--in-fmt", "fp64"], "in_fmt: unknown format 'fp64'"),
+    (["mul", "--out-fmt", "e9m3"], "out_fmt: exp_bits must be in 2..8, not 9"),
+    (["add", "--stages", "99"], "stages must be in 0..16, not 99"),
+    (["add", "--stages", "-1"], "stages must be in 0..16, not -1"),
+    (["mul", "--sr-bits", "4"], "sr_bits=4 needs stochastic rounding"),
+    (["rounder", "--sr-bits", "40"], "sr_bits must be in 1..32, not 40"),
+    (["xorshift", "--lanes", "0"], "lanes must be in 1..1024, not 0"),
+    (["mul", "--rounding", "up"], "invalid choice: 'up'"),
+    (["mxy"], "invalid choice: 'mxy'"),
+    (["mul", "--stages", "two"], "invalid int value: 'two'"),
+])
+def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
+    proc = _cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "build").exists()
+
+
+def test_list_and_help(tmp_path):
+    listed = _cli("--list", cwd=tmp_path)
+    assert listed.returncode == 0 and all(key in listed.stdout for key in UNITS)
+    assert "--sr-bits" in _cli("mul", "--help", cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: FPMultiplier(in_fmt=16), "in_fmt: format must be a FloatFormat or a string"),
+    (lambda: FPMultiplier(rounding="nearest"), "rounding: unknown rounding 'nearest'"),
+    (lambda: FPAdder(stages=2.5), "stages must be an integer"),
+    (lambda: StochasticRounder(rng="yes"), "rng must be True or False"),
+    (lambda: Xorshift32(lanes="4"), "lanes must be an integer"),
+])
+def test_bad_parameters_name_the_parameter(make, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        make()
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        FPMultiplier("bf16")
+
+
+def test_exact_product_multiplier_has_no_rounding_inputs():
+    mul = FPMultiplier(in_fmt="bf16", out_fmt="fp32", rounding="sr")
+    assert mul.exact and mul.rand_bits is None and "rand" not in mul.signature.members
+    narrow = FPMultiplier(in_fmt="bf16", out_fmt="bf16", rounding="sr")
+    assert not narrow.exact and narrow.rand_bits == 8 and "rand" in narrow.signature.members
+
+
+def test_stages_go_to_the_preferred_cut_points_first():
+    assert Stages(1, ["sum", "output", "input"]).count == {"sum": 1, "output": 0, "input": 0}
+    assert Stages(2, ["sum", "output", "input"]).count == {"sum": 1, "output": 1, "input": 0}
+    assert Stages(5, ["sum", "output", "input"]).count == {"sum": 2, "output": 2, "input": 1}
+    assert FPAdder(stages=3).latency == 3
+
+
+@pytest.mark.parametrize("config", CONFIGS + DEEP, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+def test_generated_verilog_is_lint_clean(config, tmp_path):
+    """verilator --lint-only -Wall: only the backend's justified categories (sim.runner.LINT_ALLOWED)."""
+    if runner.verilator_bin() is None:
+        pytest.skip(runner.available("verilator"))
+    unit, params = config
+    component, values = UNITS[unit].build(**params)
+    v_path, j_path = emit(UNITS[unit], component, values, tmp_path)
+    ports = [p["name"] for p in json.loads(j_path.read_text())["ports"]]
+    assert runner.lint(v_path, ports) == []
+    assert v_path.stem == module_name(UNITS[unit], component)
+
+
+def test_lint_catches_an_unused_port(tmp_path):
+    """The lint's UNUSEDSIGNAL allowance does not cover top-level ports."""
+    if runner.verilator_bin() is None:
+        pytest.skip(runner.available("verilator"))
+    v_path = tmp_path / "top.v"
+    v_path.write_text("module top(input a, input b, output y);\n  assign y = a;\nendmodule\n")
+    problems = runner.lint(v_path, ["a", "b", "y"])
+    assert len(problems) == 1 and "'b'" in problems[0]
