@@ -93,7 +93,7 @@ def _finish(bits, flags, fmt, nan, invalid, special, special_bits):
     np.copyto(bits, special_bits, where=special, casting="unsafe")
     np.copyto(bits, fmt.canonical_nan, where=nan)
     np.copyto(flags, 0, where=special | nan)
-    flags |= invalid.view(np.uint8) << 4  # Flags.INVALID
+    flags |= invalid.view(np.uint8) * np.uint8(Flags.INVALID)
     return bits, flags
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
 from golden.formats import FP32
 from golden.ops import add_sr_bits
@@ -12,8 +11,8 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
-from .pipeline import Stages
 from .rounder import Rounder, signed_width
+from .unit import ArithmeticUnit
 
 __all__ = ["FPAdder", "leading_zeros"]
 
@@ -27,7 +26,7 @@ def leading_zeros(m: Module, value) -> Signal:
     return count
 
 
-class FPAdder(wiring.Component):
+class FPAdder(ArithmeticUnit):
     """Floating-point adder in TPU mode (DAZ, FTZ, canonical NaN, ``x + (-x) = +0``).
 
     Parameters (keyword-only)
@@ -48,18 +47,11 @@ class FPAdder(wiring.Component):
     def __init__(self, *, fmt=FP32, rounding=Rounding.NEAREST_EVEN, sr_bits=None, stages=0):
         self.fmt = format_param("fmt", fmt)
         self.rounding = rounding_param(rounding)
-        self.rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
-        self._stages = Stages(stages, ["sum", "output", "normalise", "align", "input"])
-        members = {"a": In(self.fmt.width), "b": In(self.fmt.width), "valid_in": In(1),
-                   "result": Out(self.fmt.width), "flags": Out(5), "valid_out": Out(1)}
-        if self.rand_bits is not None:
-            members["rand"] = In(self.rand_bits)
-        super().__init__(members)
-
-    @property
-    def latency(self) -> int:
-        """Cycles from ``valid_in`` to ``valid_out``."""
-        return self._stages.stages
+        rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
+        super().__init__(operands={"a": self.fmt.width, "b": self.fmt.width}, result_width=self.fmt.width,
+                         rand_bits=rand_bits, stages=stages,
+                         cut_points=["sum", "output", "normalise", "align", "input"],
+                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
 
     @property
     def guard_bits(self) -> int:
@@ -130,6 +122,5 @@ class FPAdder(wiring.Component):
         ]
         if self.rand_bits is not None:
             m.d.comb += rounder.rand.eq(v["rand"])
-        v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=v["valid"])
-        m.d.comb += [self.result.eq(v["result"]), self.flags.eq(v["flags"]), self.valid_out.eq(v["valid"])]
+        self._drive_outputs(m, rounder, v["valid"])
         return m

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
 from golden.formats import BF16, FP32
 from golden.ops import multiply_sr_bits
@@ -12,13 +11,13 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
-from .pipeline import Stages
 from .rounder import Rounder, signed_width
+from .unit import ArithmeticUnit
 
 __all__ = ["FPMultiplier"]
 
 
-class FPMultiplier(wiring.Component):
+class FPMultiplier(ArithmeticUnit):
     """Floating-point multiplier in TPU mode (DAZ, FTZ, canonical NaN).
 
     Parameters (keyword-only)
@@ -42,18 +41,10 @@ class FPMultiplier(wiring.Component):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.out_fmt = format_param("out_fmt", out_fmt)
         self.rounding = rounding_param(rounding)
-        self.rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
-        self._stages = Stages(stages, ["product", "output", "input"])
-        members = {"a": In(self.in_fmt.width), "b": In(self.in_fmt.width), "valid_in": In(1),
-                   "result": Out(self.out_fmt.width), "flags": Out(5), "valid_out": Out(1)}
-        if self.rand_bits is not None:
-            members["rand"] = In(self.rand_bits)
-        super().__init__(members)
-
-    @property
-    def latency(self) -> int:
-        """Cycles from ``valid_in`` to ``valid_out``."""
-        return self._stages.stages
+        rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
+        super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self.out_fmt.width,
+                         rand_bits=rand_bits, stages=stages, cut_points=["product", "output", "input"],
+                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
 
     @property
     def exact(self) -> bool:
@@ -93,6 +84,5 @@ class FPMultiplier(wiring.Component):
         ]
         if self.rand_bits is not None:
             m.d.comb += rounder.rand.eq(v["rand"])
-        v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=v["valid"])
-        m.d.comb += [self.result.eq(v["result"]), self.flags.eq(v["flags"]), self.valid_out.eq(v["valid"])]
+        self._drive_outputs(m, rounder, v["valid"])
         return m

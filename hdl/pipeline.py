@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import operator
-
 from amaranth.hdl import Signal, Value
 from amaranth.lib import data
+
+from .params import int_param
 
 __all__ = ["check_stages", "Stages"]
 
@@ -13,13 +13,7 @@ MAX_STAGES = 16
 
 
 def check_stages(stages) -> int:
-    try:
-        stages = operator.index(stages)
-    except TypeError:
-        raise TypeError(f"stages must be an integer, not {stages!r}") from None
-    if not 0 <= stages <= MAX_STAGES:
-        raise ValueError(f"stages must be in 0..{MAX_STAGES}, not {stages}")
-    return stages
+    return int_param("stages", stages, 0, MAX_STAGES)
 
 
 class Stages:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal, signed
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import In
 
 from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
@@ -12,14 +11,14 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
-from .pipeline import Stages
 from .rounder import Rounder, signed_width
+from .unit import ArithmeticUnit
 from .xorshift import Xorshift32
 
 __all__ = ["StochasticRounder"]
 
 
-class StochasticRounder(wiring.Component):
+class StochasticRounder(ArithmeticUnit):
     """Format conversion through the shared rounder, stochastic by default (TPU mode).
 
     Parameters (keyword-only)
@@ -45,23 +44,16 @@ class StochasticRounder(wiring.Component):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.out_fmt = format_param("out_fmt", out_fmt)
         self.rounding = rounding_param(rounding)
-        self.rand_bits = convert_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
+        rand_bits = convert_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
         if not isinstance(rng, bool):
             raise TypeError(f"rng must be True or False, not {rng!r}")
-        self.rng = rng and self.rand_bits is not None
-        self._stages = Stages(stages, ["output", "input"])
-        members = {"a": In(self.in_fmt.width), "valid_in": In(1),
-                   "result": Out(self.out_fmt.width), "flags": Out(5), "valid_out": Out(1)}
+        self.rng = rng and rand_bits is not None
         if self.rng:
-            members.update(seed=In(32), seed_load=In(1))
-        elif self.rand_bits is not None:
-            members["rand"] = In(self.rand_bits)
-        super().__init__(members)
-
-    @property
-    def latency(self) -> int:
-        """Cycles from ``valid_in`` to ``valid_out``."""
-        return self._stages.stages
+            extra = {"seed": In(32), "seed_load": In(1)}
+        else:
+            extra = {"rand": In(rand_bits)} if rand_bits is not None else None
+        super().__init__(operands={"a": self.in_fmt.width}, result_width=self.out_fmt.width,
+                         rand_bits=rand_bits, stages=stages, cut_points=["output", "input"], extra=extra)
 
     def elaborate(self, platform):
         m = Module()
@@ -87,6 +79,5 @@ class StochasticRounder(wiring.Component):
         ]
         if rand:
             m.d.comb += rounder.rand.eq(v["rand"])
-        v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=v["valid"])
-        m.d.comb += [self.result.eq(v["result"]), self.flags.eq(v["flags"]), self.valid_out.eq(v["valid"])]
+        self._drive_outputs(m, rounder, v["valid"])
         return m

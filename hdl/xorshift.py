@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import operator
-
 from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden import xorshift
+
+from .params import int_param
 
 __all__ = ["Xorshift32"]
 
@@ -27,13 +27,7 @@ class Xorshift32(wiring.Component):
     """
 
     def __init__(self, *, lanes=1):
-        try:
-            lanes = operator.index(lanes)
-        except TypeError:
-            raise TypeError(f"lanes must be an integer, not {lanes!r}") from None
-        if not 1 <= lanes <= MAX_LANES:
-            raise ValueError(f"lanes must be in 1..{MAX_LANES}, not {lanes}")
-        self.lanes = lanes
+        self.lanes = int_param("lanes", lanes, 1, MAX_LANES)
         super().__init__({"seed": In(32), "load": In(1), "next": In(1),
                           "value": Out(data.ArrayLayout(unsigned(32), lanes))})
 
