@@ -75,12 +75,17 @@ UNITS = {
 }
 
 
-def _name_part(value) -> str:
+def _value(value):
+    """A parameter as the command line spells it (formats and roundings by name)."""
     if isinstance(value, FloatFormat):
         return value.name
     if isinstance(value, Rounding):
-        return value.value.replace("-", "")
-    return str(value)
+        return value.value
+    return value
+
+
+def _name_part(value) -> str:
+    return str(_value(value)).replace("-", "")
 
 
 def module_name(unit: Unit, component) -> str:
@@ -117,7 +122,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "rounding") else v
                 for k, v in values.items()}
-    params = {k: _name_part(v) if isinstance(v, (FloatFormat, Rounding)) else v for k, v in resolved.items()}
+    params = {k: _value(v) for k, v in resolved.items()}
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits

@@ -120,3 +120,13 @@ def test_lint_catches_an_unused_port(tmp_path):
     v_path.write_text("module top(input a, input b, output y);\n  assign y = a;\nendmodule\n")
     problems = runner.lint(v_path, ["a", "b", "y"])
     assert len(problems) == 1 and "'b'" in problems[0]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+def test_manifest_parameters_rebuild_the_same_unit(config, tmp_path):
+    """The manifest's parameters (what the testbenches read) construct an identical unit."""
+    unit, params = config
+    component, values = UNITS[unit].build(**params)
+    _, j_path = emit(UNITS[unit], component, values, tmp_path)
+    again, _ = UNITS[unit].build(**json.loads(j_path.read_text())["parameters"])
+    assert module_name(UNITS[unit], again) == j_path.stem
