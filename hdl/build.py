@@ -20,6 +20,7 @@ from golden.rounding import Rounding
 
 from .adder import FPAdder
 from .multiplier import FPMultiplier
+from .mxu import MXU
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -70,6 +71,14 @@ UNITS = {
         _STAGES,
         Param("rng", "bool", True, "built-in xorshift32 lane (default); --no-rng: external rand port")),
         "stochastic rounding unit (format conversion)"),
+    "mxu": Unit("mxu", MXU, "mxu", (
+        Param("rows", "int", 4, "rows K (reduction depth), 1..256 (default 4)"),
+        Param("cols", "int", 4, "columns N, 1..256 (default 4)"),
+        Param("in_fmt", "format", "bf16", f"multiplier input format: {_FMT} (default bf16)"),
+        Param("acc_fmt", "format", "fp32", "accumulation format (default fp32)"),
+        Param("mul_stages", "int", 0, "multiplier register stages 0..16 (default 0)"),
+        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)")),
+        "weight-stationary systolic matrix unit"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (
         Param("lanes", "int", 1, "generators, 1..1024 (default 1)"),), "xorshift32 generator lanes"),
 }
@@ -92,6 +101,9 @@ def module_name(unit: Unit, component) -> str:
     """A Verilog module name that encodes every parameter, e.g. ``fpmul_bf16_bf16_sr8_s2``."""
     if unit.key == "xorshift":
         return f"{unit.prefix}_x{component.lanes}"
+    if unit.key == "mxu":
+        return (f"{unit.prefix}_{component.rows}x{component.cols}_{component.in_fmt.name}_{component.acc_fmt.name}"
+                f"_m{component.mul_stages}a{component.add_stages}")
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:
@@ -120,7 +132,7 @@ def ports_of(text: str, name: str) -> list[dict]:
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
-    resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "rounding") else v
+    resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
     facts = {"latency": getattr(component, "latency", 0)}

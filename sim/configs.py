@@ -35,3 +35,6 @@ CONFIGS += [("xorshift", params) for params in XORSHIFTS]
 #: Deeper pipelines, where registers stack up at the cut points (Verilator only).
 DEEP = [("mul", dict(out_fmt="bf16", rounding="rne", stages=5)), ("add", dict(rounding="sr", stages=7)),
         ("rounder", dict(stages=3))]
+
+#: MXU configurations for the lint (the regressions are in tests/test_hdl_mxu.py).
+MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=1, add_stages=2))]

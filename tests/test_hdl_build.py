@@ -13,7 +13,7 @@ from hdl.pipeline import Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.xorshift import Xorshift32
 from sim import runner
-from sim.configs import CONFIGS, DEEP
+from sim.configs import CONFIGS, DEEP, MXUS
 
 
 def _cli(*args, cwd):
@@ -99,7 +99,7 @@ def test_stages_go_to_the_preferred_cut_points_first():
     assert FPAdder(stages=3).latency == 3
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall: only the backend's justified categories (sim.runner.LINT_ALLOWED)."""
     if runner.verilator_bin() is None:

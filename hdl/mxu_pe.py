@@ -1,0 +1,72 @@
+"""``ProcessingElement``: one cell of the weight-stationary matrix unit."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.formats import BF16, FP32
+
+from .adder import FPAdder
+from .multiplier import FPMultiplier
+from .params import format_param
+
+__all__ = ["ProcessingElement", "check_exact_products"]
+
+
+def check_exact_products(in_fmt, acc_fmt):
+    if acc_fmt.precision < 2 * in_fmt.precision:
+        raise ValueError(f"acc_fmt {acc_fmt} must hold an exact {in_fmt} product "
+                         f"(precision >= {2 * in_fmt.precision}, not {acc_fmt.precision})")
+
+
+class ProcessingElement(wiring.Component):
+    """``psum_out = psum_in + x_in * w[sel_in]``: an exact product, one RNE add.
+
+    Two weight registers (double buffering): ``w_we`` writes ``w_data`` into buffer
+    ``w_buf``; the activation's ``sel_in`` picks the buffer it multiplies with, so a
+    swap never disturbs activations in flight. ``x_in``/``sel_in`` pass right with one
+    register; the product is ready ``mul_stages`` cycles after ``x_in``, when
+    ``psum_in`` must arrive; ``psum_out`` follows ``add_stages + 1`` cycles later.
+    """
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.acc_fmt = format_param("acc_fmt", acc_fmt)
+        check_exact_products(self.in_fmt, self.acc_fmt)
+        self.mul = FPMultiplier(in_fmt=self.in_fmt, out_fmt=self.acc_fmt, stages=mul_stages)
+        self.add = FPAdder(fmt=self.acc_fmt, stages=add_stages)
+        w = self.in_fmt.width
+        super().__init__({
+            "x_in": In(w), "sel_in": In(1), "psum_in": In(self.acc_fmt.width),
+            "w_we": In(1), "w_buf": In(1), "w_data": In(w),
+            "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(self.acc_fmt.width),
+        })
+
+    @property
+    def mul_latency(self) -> int:
+        return self.mul.latency
+
+    @property
+    def psum_latency(self) -> int:
+        """Cycles from ``psum_in`` to ``psum_out``."""
+        return self.add.latency + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mul = mul = self.mul
+        m.submodules.add = add = self.add
+        weights = [Signal(self.in_fmt.width, name=f"w{i}") for i in range(2)]
+        with m.If(self.w_we):
+            with m.If(self.w_buf):
+                m.d.sync += weights[1].eq(self.w_data)
+            with m.Else():
+                m.d.sync += weights[0].eq(self.w_data)
+        m.d.comb += [
+            mul.a.eq(self.x_in), mul.b.eq(Mux(self.sel_in, weights[1], weights[0])), mul.valid_in.eq(1),
+            add.a.eq(self.psum_in), add.b.eq(mul.result), add.valid_in.eq(1),
+        ]
+        m.d.sync += [self.x_out.eq(self.x_in), self.sel_out.eq(self.sel_in), self.psum_out.eq(add.result)]
+        return m
+
