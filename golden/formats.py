@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import operator
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .params import int_param
 
 __all__ = [
     "FloatFormat", "FP32", "BF16", "FP16", "TF32", "FP8_E5M2", "FP8_E4M3",
@@ -45,14 +46,7 @@ class FloatFormat:
 
     def __post_init__(self):
         for param, (lo, hi) in (("exp_bits", EXP_BITS_RANGE), ("man_bits", MAN_BITS_RANGE)):
-            value = getattr(self, param)
-            try:
-                value = operator.index(value)
-            except TypeError:
-                raise TypeError(f"{param} must be an integer, not {value!r}") from None
-            if not lo <= value <= hi:
-                raise ValueError(f"{param} must be in {lo}..{hi}, not {value}")
-            object.__setattr__(self, param, value)
+            object.__setattr__(self, param, int_param(param, getattr(self, param), lo, hi))
         if self.name is None:
             object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}")
         dtype = next(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-import operator
 
 import numpy as np
 
 from .formats import FloatFormat
+from .params import int_param
 
 __all__ = ["Rounding", "Flags", "SR_BITS_RANGE", "resolve_sr_bits", "round_raw"]
 
@@ -56,13 +56,7 @@ def resolve_sr_bits(rounding: Rounding, sr_bits, default: int) -> int | None:
     """
     rounding = Rounding.parse(rounding)
     if sr_bits is not None:
-        try:
-            sr_bits = operator.index(sr_bits)
-        except TypeError:
-            raise TypeError(f"sr_bits must be an integer or None, not {sr_bits!r}") from None
-        lo, hi = SR_BITS_RANGE
-        if not lo <= sr_bits <= hi:
-            raise ValueError(f"sr_bits must be in {lo}..{hi}, not {sr_bits}")
+        sr_bits = int_param("sr_bits", sr_bits, *SR_BITS_RANGE)
         if not rounding.is_stochastic:
             raise ValueError(f"sr_bits={sr_bits} needs stochastic rounding (sr, sr-half), "
                              f"not {rounding.value}")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import operator
-
 from golden.formats import FloatFormat, parse_format
+from golden.params import int_param
 from golden.rounding import Rounding
 
 __all__ = ["format_param", "rounding_param", "int_param"]
@@ -27,13 +26,3 @@ def rounding_param(value, allowed=tuple(Rounding)) -> Rounding:
         raise ValueError(f"rounding must be one of {names}, not {rounding.value}")
     return rounding
 
-
-def int_param(name: str, value, lo: int, hi: int) -> int:
-    """An integer parameter in ``lo..hi``."""
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, not {value!r}") from None
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, not {value}")
-    return value

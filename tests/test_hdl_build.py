@@ -23,7 +23,8 @@ def _cli(*args, cwd):
 def test_default_build_writes_every_unit(tmp_path):
     proc = _cli(cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1"}
+    names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
+             "mxu_4x4_bf16_fp32_m0a0"}
     assert {p.stem for p in (tmp_path / "build").glob("*.v")} == names
     assert {p.stem for p in (tmp_path / "build").glob("*.json")} == names
     assert all(f"build/{n}.v" in proc.stdout for n in names)
