@@ -44,15 +44,6 @@ class ProcessingElement(wiring.Component):
             "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(self.acc_fmt.width),
         })
 
-    @property
-    def mul_latency(self) -> int:
-        return self.mul.latency
-
-    @property
-    def psum_latency(self) -> int:
-        """Cycles from ``psum_in`` to ``psum_out``."""
-        return self.add.latency + 1
-
     def elaborate(self, platform):
         m = Module()
         m.submodules.mul = mul = self.mul

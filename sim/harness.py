@@ -20,7 +20,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, Timer
 from golden.formats import parse_format
 from golden.rounding import Rounding
 
-__all__ = ["Config", "start", "stream", "compare", "save_summary"]
+__all__ = ["Config", "start", "stream", "compare", "save_summary", "Timed"]
 
 
 class Config:

@@ -45,7 +45,6 @@ async def streams_tiles_bubbles_and_backpressure(dut):
     rows_per_tile = max(cfg.vectors // (tiles * 4), 8)
     weights = [_matrix((k, n), rng, 0.05) for _ in range(tiles)]
     xs = _matrix((tiles * rows_per_tile, k), rng, 0.05)
-    # Cancellation in one row: x * w terms that sum to exactly zero.
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.w__valid.value = dut.x__valid.value = dut.y__ready.value = 0
