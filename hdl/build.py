@@ -30,7 +30,7 @@ __all__ = ["UNITS", "Unit", "module_name", "to_verilog", "manifest", "write", "e
 @dataclass(frozen=True)
 class Param:
     name: str          # keyword of the component
-    kind: str          # "format", "rounding", "int", "optional-int", "bool"
+    kind: str          # "format", "rounding", "optional-rounding", "int", "optional-int", "bool"
     default: object
     help: str
 
@@ -76,6 +76,11 @@ UNITS = {
         Param("cols", "int", 4, "columns N, 1..256 (default 4)"),
         Param("in_fmt", "format", "bf16", f"multiplier input format: {_FMT} (default bf16)"),
         Param("acc_fmt", "format", "fp32", "accumulation format (default fp32)"),
+        Param("convert_inputs", "bool", False, "x and w arrive in acc_fmt, RNE to in_fmt on entry (default off)"),
+        Param("out_rounding", "optional-rounding", None, f"none (y in acc_fmt; default) or {_ROUND}: y rounded "
+              "to in_fmt by one rounder lane per column"),
+        Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
+        Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
         Param("mul_stages", "int", 0, "multiplier register stages 0..16 (default 0)"),
         Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)")),
         "weight-stationary systolic matrix unit"),
@@ -102,8 +107,15 @@ def module_name(unit: Unit, component) -> str:
     if unit.key == "xorshift":
         return f"{unit.prefix}_x{component.lanes}"
     if unit.key == "mxu":
-        return (f"{unit.prefix}_{component.rows}x{component.cols}_{component.in_fmt.name}_{component.acc_fmt.name}"
-                f"_m{component.mul_stages}a{component.add_stages}")
+        parts = [f"{unit.prefix}_{component.rows}x{component.cols}", component.in_fmt.name, component.acc_fmt.name,
+                 f"m{component.mul_stages}a{component.add_stages}"]
+        if component.convert_inputs:
+            parts.append("cvt")
+        if component.out_rounding is not None:
+            parts.append(f"o{_name_part(component.out_rounding)}{component.rand_bits or ''}")
+        if component.acc_depth:
+            parts.append(f"acc{component.acc_depth}")
+        return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:
@@ -132,7 +144,7 @@ def ports_of(text: str, name: str) -> list[dict]:
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
-    resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding") else v
+    resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
     facts = {"latency": getattr(component, "latency", 0)}
@@ -174,8 +186,9 @@ def _parser() -> argparse.ArgumentParser:
             if param.kind == "bool":
                 p.add_argument(flag, dest=param.name, action=argparse.BooleanOptionalAction,
                                default=param.default, help=param.help)
-            elif param.kind == "rounding":
-                p.add_argument(flag, dest=param.name, choices=[r.value for r in Rounding],
+            elif param.kind in ("rounding", "optional-rounding"):
+                none = ["none"] if param.kind == "optional-rounding" else []
+                p.add_argument(flag, dest=param.name, choices=none + [r.value for r in Rounding],
                                default=param.default, help=param.help)
             elif param.kind in ("int", "optional-int"):
                 p.add_argument(flag, dest=param.name, type=int, default=param.default, help=param.help)

@@ -16,13 +16,13 @@ def format_param(name: str, value) -> FloatFormat:
         raise type(error)(f"{name}: {error}") from None
 
 
-def rounding_param(value, allowed=tuple(Rounding)) -> Rounding:
+def rounding_param(value, allowed=tuple(Rounding), name: str = "rounding") -> Rounding:
     try:
         rounding = Rounding.parse(value)
     except ValueError as error:
-        raise ValueError(f"rounding: {error}") from None
+        raise ValueError(f"{name}: {error}") from None
     if rounding not in allowed:
         names = ", ".join(r.value for r in allowed)
-        raise ValueError(f"rounding must be one of {names}, not {rounding.value}")
+        raise ValueError(f"{name} must be one of {names}, not {rounding.value}")
     return rounding
 

@@ -37,4 +37,6 @@ DEEP = [("mul", dict(out_fmt="bf16", rounding="rne", stages=5)), ("add", dict(ro
         ("rounder", dict(stages=3))]
 
 #: MXU configurations for the lint (the regressions are in tests/test_hdl_mxu.py).
-MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=1, add_stages=2))]
+MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=1, add_stages=2)),
+        ("mxu", dict(rows=2, cols=2, convert_inputs=True, out_rounding="sr", acc_depth=4)),
+        ("mxu", dict(rows=2, cols=2, out_rounding="rne", acc_depth=2))]

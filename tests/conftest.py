@@ -13,14 +13,19 @@ def pytest_addoption(parser):
              "e.g. --scale 100 for a nightly-style run")
 
 
-@pytest.fixture(scope="session")
-def scale(pytestconfig) -> int:
-    value = pytestconfig.getoption("--scale")
+def pytest_configure(config):
+    # Kept on the config too, so test modules can choose what to collect by it.
+    value = config.getoption("--scale")
     if value is None:
         value = int(os.environ.get("ARITH_SCALE", "1"))
     if value < 1:
         raise pytest.UsageError(f"--scale must be >= 1, not {value}")
-    return value
+    config.arith_scale = value
+
+
+@pytest.fixture(scope="session")
+def scale(pytestconfig) -> int:
+    return pytestconfig.arith_scale
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 from hdl.adder import FPAdder
 from hdl.build import UNITS, emit, module_name
 from hdl.multiplier import FPMultiplier
+from hdl.mxu import MXU
 from hdl.pipeline import Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.xorshift import Xorshift32
@@ -54,6 +55,14 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mul", "--rounding", "up"], "invalid choice: 'up'"),
     (["mxy"], "invalid choice: 'mxy'"),
     (["mul", "--stages", "two"], "invalid int value: 'two'"),
+    (["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
+    (["mxu", "--cols", "300"], "cols must be in 1..256, not 300"),
+    (["mxu", "--acc-depth", "12"], "acc_depth must be 0 or a power of two in 2..65536, not 12"),
+    (["mxu", "--out-rounding", "up"], "invalid choice: 'up'"),
+    (["mxu", "--sr-bits", "8"], "sr_bits=8 needs a stochastic out_rounding"),
+    (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
+    (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
+    (["mxu", "--add-stages", "17"], "stages must be in 0..16, not 17"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     proc = _cli(*args, cwd=tmp_path)
@@ -61,6 +70,21 @@ def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "build").exists()
+
+
+def test_mxu_options_shape_the_ports(tmp_path):
+    proc = _cli("mxu", "--rows", "2", "--cols", "3", "--convert-inputs", "--out-rounding", "sr-half",
+                "--acc-depth", "8", "--add-stages", "1", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "mxu_2x3_bf16_fp32_m0a1_cvt_osrhalf1_acc8.json").read_text())
+    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 and manifest["rand_bits"] == 1
+    ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
+    assert ports["w__payload"] == ("input", 3 * 32)                  # fp32 in, converted on entry
+    assert ports["x__payload"] == ("input", 2 * 32 + 3 + 1 + 1)      # data, addr, first, last
+    assert ports["y__payload"] == ("output", 3 * 16)                 # rounded to bf16
+    assert ports["seed"] == ("input", 32) and ports["seed_load"] == ("input", 1)
+    plain = MXU(rows=2, cols=3, out_rounding="rne")
+    assert "seed" not in plain.signature.members and plain.out_fmt.name == "bf16"
 
 
 def test_list_and_help(tmp_path):
@@ -75,6 +99,9 @@ def test_list_and_help(tmp_path):
     (lambda: FPAdder(stages=2.5), "stages must be an integer"),
     (lambda: StochasticRounder(rng="yes"), "rng must be True or False"),
     (lambda: Xorshift32(lanes="4"), "lanes must be an integer"),
+    (lambda: MXU(rows=2, cols=2, convert_inputs=1), "convert_inputs must be True or False"),
+    (lambda: MXU(rows=2, cols=2, out_rounding="up"), "out_rounding: unknown rounding 'up'"),
+    (lambda: MXU(rows=2.0, cols=2), "rows must be an integer"),
 ])
 def test_bad_parameters_name_the_parameter(make, message):
     with pytest.raises((TypeError, ValueError), match=message):
