@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import runner
 
-DEFAULT_SIZES = ["4x4", "4x4:m1a1", "8x8", "8x8:m1a2"]
+DEFAULT_SIZES = ["4x4", "4x4:m1a1", "8x8:m1a1"]
 DEFAULT_ROWS = [1, 16, 64, 256, 1024, 4096]
 
 

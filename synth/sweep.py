@@ -124,11 +124,14 @@ def cache_key(config, digest) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True) -> dict:
-    """One configuration's figures (from the cache when it has them)."""
+def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False):
+    """One configuration's figures (from the cache when it has them; None if ``cached_only``
+    and it has not)."""
     cache = out_dir / "cache" / f"{cache_key(config, digest)}.json"
     if use_cache and cache.exists():
         return {**json.loads(cache.read_text()), "cached": True}
+    if cached_only:
+        return None
     from hdl.build import to_verilog
 
     start = time.perf_counter()
@@ -312,8 +315,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/synth"),
                         help="output folder, not under /tmp (default results/synth)")
     parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
-    parser.add_argument("--only", default=None, metavar="KIND",
-                        help="only configurations whose kind starts with KIND (bare, mul_rne, mul_exact, adder, sr, pe, mxu)")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="write the outputs from cached results only (a partial sweep), synthesising nothing")
+    parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
+                        help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
+                             "adder, sr, pe, mxu; e.g. bare,mul)")
     args = parser.parse_args(argv)
     if not 1 <= args.jobs <= 64:
         parser.error(f"--jobs must be in 1..64, not {args.jobs}")
@@ -325,24 +331,28 @@ def main(argv=None) -> int:
         parser.error(str(error))
     todo = configurations(args.quick)
     if args.only:
-        todo = [c for c in todo if c["kind"].startswith(args.only)]
+        todo = [c for c in todo if c["kind"].startswith(tuple(args.only.split(",")))]
         if not todo:
             parser.error(f"--only {args.only}: no configuration of that kind")
 
     args.out.mkdir(parents=True, exist_ok=True)
     digest = _source_digest()
-    rows, failures = [None] * len(todo), []
+    rows, failures, missing = [None] * len(todo), [], []
     start = time.perf_counter()
     same = {}                       # a design in two sweeps (bf16 is also e8m7) runs once
     for i, c in enumerate(todo):
         same.setdefault(cache_key(c, digest), []).append(i)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache): ii
+        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only): ii
                    for ii in same.values()}
         for done, future in enumerate(as_completed(futures), 1):
             first = todo[futures[future][0]]
             try:
                 result = future.result()
+                if result is None:
+                    missing.append(first)
+                    _progress(done, len(futures), f"not cached: {first['kind']} {first['params']}")
+                    continue
                 for i in futures[future]:
                     rows[i] = {**todo[i], **result}
                 how = "cached" if result["cached"] else f"{result['seconds']} s"
@@ -357,7 +367,8 @@ def main(argv=None) -> int:
     write_csv(rows, args.out / "synth.csv")
     (args.out / "synth.md").write_text(markdown(rows, fitted, claim_lines))
     written = plot(rows, fitted, args.out)
-    print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})")
+    print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})"
+          + (f"; {len(missing)} not cached, left out" if missing else ""))
     for kind, (k, _) in fitted.items():
         print(f"fit area ~ m^k, {SERIES[kind]}: k = {k:.2f}")
     for line in claim_lines:

@@ -112,3 +112,6 @@ def test_quick_sweep_outputs_and_cache():
     again = _sweep("--quick", "--out", str(out.relative_to(ROOT)))
     assert again.returncode == 0 and again.stderr.count("(cached)") == len(rows)
     assert again.stdout.splitlines()[1:] == first.stdout.splitlines()[1:]     # same figures
+    cached_only = _sweep("--quick", "--cached-only", "--out", str((WORK / "empty").relative_to(ROOT)))
+    assert cached_only.returncode == 0 and "0 configurations" in cached_only.stdout
+    assert f"{len(rows)} not cached, left out" in cached_only.stdout
