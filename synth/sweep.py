@@ -255,6 +255,7 @@ def markdown(rows, fitted, claim_lines) -> str:
 
 def plot(rows, fitted, out_dir: Path) -> list[Path]:
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -271,6 +272,8 @@ def plot(rows, fitted, out_dir: Path) -> list[Path]:
             ax.plot(grid, c * grid ** k, "-", color=line.get_color(), alpha=0.6)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks([2, 3, 4, 6, 8, 12, 16, 23], labels=["2", "3", "4", "6", "8", "12", "16", "23"])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlabel("mantissa bits m")
     ax.set_ylabel("sky130 cell area (um^2)")
     ax.set_title("Multiplier area against mantissa width, fitted area ~ m^k")
