@@ -74,8 +74,10 @@ def metrics(flow: str, stat: dict) -> dict:
 
 
 def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout: float = 3600) -> dict:
-    """Synthesise ``verilog`` (module ``top``) in ``work_dir`` (not under /tmp: the WebAssembly
-    Yosys sees the host's directories but has its own /tmp); return every flow's figures."""
+    """Synthesise ``verilog`` (module ``top``) in ``work_dir``; return every flow's figures.
+
+    Yosys runs there with relative paths: the WebAssembly Yosys has its own /tmp, so an
+    absolute path under the host's /tmp would not reach it."""
     work_dir.mkdir(parents=True, exist_ok=True)
     (work_dir / f"{top}.v").write_text(verilog)
     shutil.copyfile(LIBRARY, work_dir / "cells.lib")
