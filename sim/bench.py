@@ -54,10 +54,15 @@ def main(argv=None) -> int:
             rows.append({"simulator": simulator, "module": runs[0]["module"], "vectors_per_s": rate,
                          "cycles_per_s": cycles, "vectors": runs[0]["vectors"]})
             print(f"{simulator:<10} {runs[0]['module']:<34} {rate:10.0f} {cycles:10.0f} {first:12.1f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_results(args.out, rows)
     return 0
+
+
+def write_results(path: Path, rows: list[dict]) -> None:
+    """A benchmark's figures as JSON (the folder made if needed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=2) + "\n")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from . import runner
+from .bench import write_results
 
 DEFAULT_SIZES = ["4x4", "4x4:m1a1", "8x8:m1a1"]
 DEFAULT_ROWS = [1, 16, 64, 256, 1024, 4096]
@@ -68,9 +69,7 @@ def main(argv=None) -> int:
             table.append(row)
             print(f"{label:<18} {m:>6} {cycles:>7} {row['macs_per_cycle']:>10.2f} {row['utilisation']:>7.3f} "
                   f"{row['latency']:>8} {formula:>8} {row['cycles_per_s']:>9.0f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(table, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_results(args.out, table)
     return 0
 
 

@@ -77,6 +77,19 @@ class Setup:
             dut.seed_load.value = 0
 
 
+    async def start_with_tile(self, dut, salt):
+        """Reset, ``y`` always ready, one random weight tile loaded: ``(tile, rng)``."""
+        await self.reset(dut)
+        dut.y__ready.value = 1
+        rng = self.cfg.rng(salt)
+        w = _matrix((self.k, self.n), rng, self.port_fmt, 0.0)
+        for row in w:
+            dut.w__valid.value, dut.w__payload.value = 1, _pack(row, self.port_fmt.width)
+            await FallingEdge(dut.clk)
+        dut.w__valid.value = 0
+        return w, rng
+
+
 def _matrix(shape, rng, fmt, special_fraction):
     """``fmt`` values of moderate size, with corners (NaN, inf, zeros, subnormals) mixed in."""
     values = rng.standard_normal(shape) * 2.0 ** rng.integers(-6, 7, shape)
@@ -131,6 +144,11 @@ def _plan(s: Setup, rng):
         groups.append(group)
     tiles = [_matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(passes)]
     return _matrix((len(control), s.k), rng, s.port_fmt, 0.05), tiles, control, groups
+
+
+def _group_tiles(group, control):
+    """The tiles (one per pass) of an accumulation group."""
+    return slice(control[group[0][0]][3], control[group[-1][0]][3] + 1)
 
 
 @cocotb.test()
@@ -194,7 +212,7 @@ async def streams_tiles_bubbles_and_backpressure(dut):
     assert x_next == len(xs)
     if gated:
         assert row_tile == [c[3] for c in control], "driver: a pass ran under the wrong tile"
-        pre = [s.expected(np.hstack([xs[rows] for rows in group]), np.vstack(tiles[group_tiles(group, control)]))
+        pre = [s.expected(np.hstack([xs[rows] for rows in group]), np.vstack(tiles[_group_tiles(group, control)]))
                for group in groups]
     else:
         assert len(set(row_tile)) == TILES, "rows streamed under every tile"
@@ -207,25 +225,13 @@ async def streams_tiles_bubbles_and_backpressure(dut):
     save_summary(vectors=len(xs), cycles=cycles, seconds=t.seconds, macs=len(xs) * k * n)
 
 
-def group_tiles(group, control):
-    """The tiles (one per pass) of an accumulation group."""
-    return slice(control[group[0][0]][3], control[group[-1][0]][3] + 1)
-
-
 @cocotb.test()
 async def latency_matches_the_formula(dut):
     """Without stalls, a row's result is offered exactly ``latency`` cycles after it is accepted."""
     s = Setup()
     k, n = s.k, s.n
-    await s.reset(dut)
-    dut.y__ready.value = 1
-    rng = s.cfg.rng(2)
-    w = _matrix((k, n), rng, s.port_fmt, 0.0)
+    w, rng = await s.start_with_tile(dut, salt=2)
     x = _matrix((1, k), rng, s.port_fmt, 0.0)
-    for row in w:
-        dut.w__valid.value, dut.w__payload.value = 1, _pack(row, s.port_fmt.width)
-        await FallingEdge(dut.clk)
-    dut.w__valid.value = 0
     dut.x__valid.value, dut.x__payload.value = 1, s.x_word(x[0])
     await FallingEdge(dut.clk)
     dut.x__valid.value = 0
@@ -249,14 +255,7 @@ async def sustains_one_row_per_cycle(dut):
     cycles after the first is accepted, for each ``M`` in ``UNIT_MXU_ROWS`` (default 1 8 64)."""
     s = Setup()
     k, n = s.k, s.n
-    await s.reset(dut)
-    dut.y__ready.value = 1
-    rng = s.cfg.rng(3)
-    w = _matrix((k, n), rng, s.port_fmt, 0.0)
-    for row in w:
-        dut.w__valid.value, dut.w__payload.value = 1, _pack(row, s.port_fmt.width)
-        await FallingEdge(dut.clk)
-    dut.w__valid.value = 0
+    w, rng = await s.start_with_tile(dut, salt=3)
     runs = []
     for m in map(int, os.environ.get("UNIT_MXU_ROWS", "1 8 64").split()):
         xs = _matrix((m, k), rng, s.port_fmt, 0.0)

@@ -41,8 +41,7 @@ class FmaxHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.unit = unit = self.unit
-        din = platform.request("button", 0).i if platform is not None else Signal()
-        dout = platform.request("led", 0).o if platform is not None else Signal()
+        din, dout = platform.request("button", 0).i, platform.request("led", 0).o
         members = unit.signature.members.items()
         inputs = [getattr(unit, name) for name, member in members if member.flow == wiring.In]
         outputs = [(name, getattr(unit, name)) for name, member in members if member.flow == wiring.Out]
