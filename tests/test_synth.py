@@ -16,7 +16,7 @@ from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
 from synth.pnr import parse_report
-from synth.sweep import COLUMNS, fit_power_law
+from synth.sweep import COLUMNS, configurations, fit_power_law, markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Work folder of these tests (results are inspected after the run).
@@ -73,6 +73,30 @@ def test_power_law_fit():
     assert k == pytest.approx(1.8) and c == pytest.approx(3)
 
 
+def test_full_sweep_covers_the_issue():
+    """(a) m = 2..23 at exponents 8 and 5, (b) the named formats, (c) each unit also pipelined."""
+    full = configurations()
+    for kind in ("bare", "mul_rne_e8", "mul_rne_e5"):
+        assert sorted(c["man"] for c in full if c["kind"] == kind) == list(range(2, 24))
+    assert {c["label"] for c in full if c["kind"] == "mul_rne"} == {"fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"}
+    mxu = {(c["params"]["rows"], c["params"]["cols"], c["params"]["mul_stages"] > 0) for c in full if c["kind"] == "mxu"}
+    assert mxu == {(n, n, piped) for n in (1, 2, 4, 8) for piped in (False, True)}
+    for kind in ("adder", "sr", "pe"):
+        assert {bool(c["params"].get("stages") or c["params"].get("mul_stages")) for c in full if c["kind"] == kind} \
+            == {False, True}, kind
+    assert len({json.dumps([c["unit"], c["params"]], sort_keys=True) for c in full}) < len(full)   # shared designs
+    assert all(c["flows"] == list(flows.FLOWS) for c in full)
+
+
+def test_mxu_table_divides_by_the_pe_of_the_same_pipelining():
+    full = configurations()
+    pe = [{**c, "module": "pe", "sky130_um2": 100.0 + 50 * c["params"]["mul_stages"]} for c in full if c["kind"] == "pe"]
+    mxu = [{**c, "module": "mxu", "sky130_um2": 130.0 * c["params"]["rows"] ** 2} for c in full
+           if c["kind"] == "mxu" and c["params"]["rows"] == 4]
+    md = markdown(pe + mxu, {}, [])
+    assert "| MXU 4x4 m0a0 | 2,080 | 130 | 1.30 |" in md and "| MXU 4x4 m1a1 | 2,080 | 130 | 0.87 |" in md
+
+
 def _sweep(*args):
     return subprocess.run([sys.executable, "-m", "synth.sweep", *args], cwd=ROOT, capture_output=True, text=True)
 
@@ -81,6 +105,9 @@ def _sweep(*args):
     (["--jobs", "0"], "--jobs must be in 1..64, not 0"),
     (["--only", "gpu"], "--only gpu: no configuration of that kind"),
     (["--quik"], "unrecognized arguments: --quik"),
+    (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),
+    (["--group", "c", "--quick"], "--group c: no configuration in that group with --quick"),
+    (["--group", "b", "--only", "bare"], "--only bare: no configuration of that kind in --group b"),
 ])
 def test_bad_arguments(args, message):
     proc = _sweep(*args)
