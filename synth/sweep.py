@@ -30,7 +30,7 @@ from golden.formats import NAMED_FORMATS, parse_format
 from . import flows as yosys_flows
 from .liberty import LIBRARY
 
-__all__ = ["configurations", "synthesise", "fit_power_law", "claims", "main"]
+__all__ = ["configurations", "synthesise", "fit_power_law", "fit_overhead", "claims", "main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FLOWS = tuple(yosys_flows.FLOWS)
@@ -198,6 +198,13 @@ def fit_power_law(ms, areas) -> tuple[float, float]:
     return float(k), float(math.exp(log_c))
 
 
+def fit_overhead(ms, overheads) -> tuple[float, float]:
+    """``overhead ~ a + b * m`` by least squares: ``(a, b)``. The floating-point overhead over
+    the bare product (exponents, specials: fixed; normalisation, rounding: grow with m)."""
+    b, a = np.polyfit(np.asarray(ms, float), np.asarray(overheads, float), 1)
+    return float(a), float(b)
+
+
 def _area(row):
     return row.get("sky130_um2")
 
@@ -233,6 +240,22 @@ def fits(rows) -> dict:
         if len(ms) >= 3:
             out[kind] = fit_power_law(ms, areas)
     return out
+
+
+def fit_lines(rows, fitted) -> list[str]:
+    """Both fits of each series, as the report and the console print them."""
+    bare = dict(zip(*_series(rows, "bare")))
+    lines = []
+    for kind, (k, _) in fitted.items():
+        ms, areas = _series(rows, kind)
+        line = f"{SERIES[kind]} (m = {min(ms)}..{max(ms)}): area ~ m^k with k = {k:.2f}"
+        over = [(m, area - bare[m]) for m, area in zip(ms, areas) if m in bare]
+        if kind != "bare" and len(over) >= 3:
+            a, b = fit_overhead(*zip(*over))
+            line += (f"; area - bare ~ a + b m with a = {a:,.0f} um^2, b = {b:.1f} um^2 per mantissa bit "
+                     f"({min(o for _, o in over):,.0f}..{max(o for _, o in over):,.0f} um^2 measured)")
+        lines.append(line)
+    return lines
 
 
 COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transistors", "sky130_um2", "sky130_cells",
@@ -277,8 +300,9 @@ def markdown(rows, fitted, claim_lines) -> str:
             out.append(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
         out.append("")
     if fitted:
-        out += ["Fitted `area ~ c * m^k` (sky130 area, m = 2..23 where present):", ""]
-        out += [f"- {SERIES[kind]}: k = {k:.2f}" for kind, (k, _) in fitted.items()]
+        out += ["Fits to the sky130 area (power law; floating-point overhead over the bare product, linear in m):",
+                ""]
+        out += [f"- {line}" for line in fit_lines(rows, fitted)]
         out.append("")
     named = [r for r in rows if r["group"] in ("b", "c")]
     if named:
@@ -462,8 +486,8 @@ def main(argv=None) -> int:
     written = plot(rows, fitted, args.out)
     print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})"
           + (f"; {len(missing)} not cached, left out" if missing else ""))
-    for kind, (k, _) in fitted.items():
-        print(f"fit area ~ m^k, {SERIES[kind]}: k = {k:.2f}")
+    for line in fit_lines(rows, fitted):
+        print(f"fit: {line}")
     for line in claim_lines:
         print(line)
     print("wrote " + ", ".join(str(p) for p in [args.out / "synth.csv", args.out / "synth.md", *written]))

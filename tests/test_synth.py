@@ -16,7 +16,7 @@ from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
 from synth.pnr import parse_report
-from synth.sweep import COLUMNS, configurations, fit_power_law, markdown
+from synth.sweep import COLUMNS, configurations, fit_overhead, fit_power_law, markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Work folder of these tests (results are inspected after the run).
@@ -71,6 +71,8 @@ def test_liberty_maps_logic_and_flip_flops():
 def test_power_law_fit():
     k, c = fit_power_law([2, 4, 8, 16], [3 * m ** 1.8 for m in (2, 4, 8, 16)])
     assert k == pytest.approx(1.8) and c == pytest.approx(3)
+    a, b = fit_overhead([2, 7, 10, 23], [700 + 30 * m for m in (2, 7, 10, 23)])
+    assert a == pytest.approx(700) and b == pytest.approx(30)
 
 
 def test_full_sweep_covers_the_issue():
