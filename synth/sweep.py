@@ -427,6 +427,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.jobs <= 64:
         parser.error(f"--jobs must be in 1..64, not {args.jobs}")
+    if args.cached_only and args.no_cache:
+        parser.error("--cached-only reads only the cache, --no-cache ignores it: give one of them")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: not a folder")
     try:
         yosys_flows.yosys_command()
     except RuntimeError as error:

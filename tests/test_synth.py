@@ -107,6 +107,8 @@ def _sweep(*args):
     (["--jobs", "0"], "--jobs must be in 1..64, not 0"),
     (["--only", "gpu"], "--only gpu: no configuration of that kind"),
     (["--quik"], "unrecognized arguments: --quik"),
+    (["--quick", "--out", "README.md"], "--out README.md: not a folder"),
+    (["--cached-only", "--no-cache"], "--cached-only reads only the cache, --no-cache ignores it"),
     (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),
     (["--group", "c", "--quick"], "--group c: no configuration in that group with --quick"),
     (["--group", "b", "--only", "bare"], "--only bare: no configuration of that kind in --group b"),
