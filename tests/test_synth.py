@@ -15,7 +15,7 @@ from hdl.build import to_verilog
 from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
-from synth.pnr import parse_report
+from synth.pnr import BOARDS, TARGET_MHZ, board, parse_report
 from synth.sweep import COLUMNS, configurations, fit_overhead, fit_power_law, markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,6 +155,11 @@ def test_parse_nextpnr_report():
     assert parse_report(log, "ice40") == {"ice40_fmax_mhz": 17.28, "ice40_pnr_cells": 331, "ice40_util_pct": 6.269}
     with pytest.raises(ValueError, match="no Fmax or TRELLIS_COMB"):
         parse_report(log, "ecp5")
+
+
+def test_boards_are_constrained_to_the_target_clock():
+    for arch in BOARDS:
+        assert board(arch).default_clk_frequency == TARGET_MHZ[arch] * 1e6
 
 
 def test_quick_sweep_with_place_and_route():
