@@ -151,7 +151,8 @@ def _cached(path: Path, use_cache: bool, cached_only: bool, compute):
 def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False,
                pnr: bool = False):
     """One configuration's figures (from the cache when it has them; None if ``cached_only``
-    and it has not). ``pnr``: also Fmax and utilisation from place and route."""
+    and it has not). ``pnr``: also Fmax and utilisation from place and route (left out, and
+    ``"pnr_missing"`` set, if ``cached_only`` and they are not cached)."""
     from hdl.build import to_verilog
 
     def synth():
@@ -178,7 +179,7 @@ def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True,
         pnr_key = hashlib.sha256((key + _pnr_digest()).encode()).hexdigest()[:20]
         placed = _cached(out_dir / "cache" / f"{pnr_key}_pnr.json", use_cache, cached_only, place)
         if placed is None:
-            return None
+            return {**result, "cached": cached, "pnr_missing": True}
         result, cached = {**result, **placed[0]}, cached and placed[1]
     return {**result, "cached": cached}
 
@@ -482,6 +483,7 @@ def main(argv=None) -> int:
                 failures.append(f"{first['kind']} {first['params']}: {error}")
                 _progress(done, len(futures), f"FAILED {first['kind']} {first['params']}")
     rows = [r for r in rows if r is not None]
+    no_pnr = len({r["module"] for r in rows if r.get("pnr_missing")})
 
     fitted = fits(rows)
     claim_lines = claims(rows)
@@ -489,7 +491,8 @@ def main(argv=None) -> int:
     (args.out / "synth.md").write_text(markdown(rows, fitted, claim_lines))
     written = plot(rows, fitted, args.out)
     print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})"
-          + (f"; {len(missing)} not cached, left out" if missing else ""))
+          + (f"; {len(missing)} not cached, left out" if missing else "")
+          + (f"; {no_pnr} without cached place and route" if no_pnr else ""))
     for line in fit_lines(rows, fitted):
         print(f"fit: {line}")
     for line in claim_lines:

@@ -146,6 +146,9 @@ def test_quick_sweep_outputs_and_cache():
     cached_only = _sweep("--quick", "--cached-only", "--out", str((WORK / "empty").relative_to(ROOT)))
     assert cached_only.returncode == 0 and "0 configurations" in cached_only.stdout
     assert f"{len(rows)} not cached, left out" in cached_only.stdout
+    no_pnr = _sweep("--quick", "--pnr", "--cached-only", "--out", str(out.relative_to(ROOT)))
+    assert no_pnr.returncode == 0 and f"{len(rows)} configurations" in no_pnr.stdout
+    assert f"{len(rows)} without cached place and route" in no_pnr.stdout
 
 
 def test_parse_nextpnr_report():
