@@ -73,7 +73,7 @@ def metrics(flow: str, stat: dict) -> dict:
     return figures
 
 
-def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout: float = 3600) -> dict:
+def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout: float = 4 * 3600) -> dict:
     """Synthesise ``verilog`` (module ``top``) in ``work_dir``; return every flow's figures.
 
     Yosys runs there with relative paths: the WebAssembly Yosys has its own /tmp, so an

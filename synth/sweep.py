@@ -149,16 +149,18 @@ def _cached(path: Path, use_cache: bool, cached_only: bool, compute):
 
 
 def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False,
-               pnr: bool = False):
+               pnr: bool = False, timeout_min: float = 240):
     """One configuration's figures (from the cache when it has them; None if ``cached_only``
     and it has not). ``pnr``: also Fmax and utilisation from place and route (left out, and
-    ``"pnr_missing"`` set, if ``cached_only`` and they are not cached)."""
+    ``"pnr_missing"`` set, if ``cached_only`` and they are not cached). ``timeout_min``: the
+    limit of one configuration's Yosys run."""
     from hdl.build import to_verilog
 
     def synth():
         start = time.perf_counter()
         component, top = _component(config)
-        figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top)
+        figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top,
+                                        timeout=60 * timeout_min)
         return {"module": top, **figures, "seconds": round(time.perf_counter() - start, 1)}
 
     def place():
@@ -418,6 +420,9 @@ def main(argv=None) -> int:
     parser.add_argument("--pnr", action="store_true",
                         help="also place and route (nextpnr, from PyPI): Fmax and utilisation on an iCE40UP5K "
                              "(iCEBreaker) and an LFE5U-85F (ULX3S 85F), the unit between registers; not the MXUs")
+    parser.add_argument("--timeout", type=float, default=240, metavar="MINUTES",
+                        help="limit of one configuration's Yosys run, 1..1440 minutes (default 240; a flattened "
+                             "8x8 MXU takes about an hour)")
     parser.add_argument("--cached-only", action="store_true",
                         help="write the outputs from cached results only (a partial sweep), synthesising nothing")
     parser.add_argument("--group", default=None, metavar="G[,G...]",
@@ -428,6 +433,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.jobs <= 64:
         parser.error(f"--jobs must be in 1..64, not {args.jobs}")
+    if not 1 <= args.timeout <= 1440:
+        parser.error(f"--timeout must be in 1..1440 minutes, not {args.timeout:g}")
     if args.cached_only and args.no_cache:
         parser.error("--cached-only reads only the cache, --no-cache ignores it: give one of them")
     if args.out.exists() and not args.out.is_dir():
@@ -466,7 +473,7 @@ def main(argv=None) -> int:
         same.setdefault(cache_key(c, digest), []).append(i)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only,
-                               args.pnr): ii for ii in same.values()}
+                               args.pnr, args.timeout): ii for ii in same.values()}
         for done, future in enumerate(as_completed(futures), 1):
             first = todo[futures[future][0]]
             try:

@@ -108,6 +108,7 @@ def _sweep(*args):
     (["--only", "gpu"], "--only gpu: no configuration of that kind"),
     (["--quik"], "unrecognized arguments: --quik"),
     (["--quick", "--out", "README.md"], "--out README.md: not a folder"),
+    (["--timeout", "0"], "--timeout must be in 1..1440 minutes, not 0"),
     (["--cached-only", "--no-cache"], "--cached-only reads only the cache, --no-cache ignores it"),
     (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),
     (["--group", "c", "--quick"], "--group c: no configuration in that group with --quick"),
