@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .liberty import LIBRARY
 
-__all__ = ["FLOWS", "yosys_version", "yosys_command", "script", "metrics", "run_flows"]
+__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "metrics", "run_flows"]
 
 #: Flow name -> Yosys commands after reading the design (``{top}``: the module).
 FLOWS = {
@@ -22,6 +22,10 @@ FLOWS = {
     "ecp5": "synth_ecp5 -top {top}",
     "ecp5_nodsp": "synth_ecp5 -top {top} -nodsp",
 }
+
+
+#: Default limit of one Yosys run, minutes (a flattened 8x8 MXU takes over an hour).
+TIMEOUT_MIN = 240
 
 
 def yosys_version() -> str:
@@ -73,7 +77,7 @@ def metrics(flow: str, stat: dict) -> dict:
     return figures
 
 
-def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout: float = 4 * 3600) -> dict:
+def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout_min: float = TIMEOUT_MIN) -> dict:
     """Synthesise ``verilog`` (module ``top``) in ``work_dir``; return every flow's figures.
 
     Yosys runs there with relative paths: the WebAssembly Yosys has its own /tmp, so an
@@ -85,7 +89,7 @@ def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout: float = 4 
     for name in flows:
         (work_dir / f"{name}.json").unlink(missing_ok=True)
     proc = subprocess.run([*yosys_command(), "-q", "-l", "yosys.log", "synth.ys"], cwd=work_dir,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=60 * timeout_min)
     missing = [name for name in flows if not (work_dir / f"{name}.json").exists()]
     if proc.returncode or missing:
         log = (work_dir / "yosys.log").read_text()[-2000:] if (work_dir / "yosys.log").exists() else proc.stderr

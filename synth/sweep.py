@@ -149,7 +149,7 @@ def _cached(path: Path, use_cache: bool, cached_only: bool, compute):
 
 
 def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True, cached_only: bool = False,
-               pnr: bool = False, timeout_min: float = 240):
+               pnr: bool = False, timeout_min: float = yosys_flows.TIMEOUT_MIN):
     """One configuration's figures (from the cache when it has them; None if ``cached_only``
     and it has not). ``pnr``: also Fmax and utilisation from place and route (left out, and
     ``"pnr_missing"`` set, if ``cached_only`` and they are not cached). ``timeout_min``: the
@@ -160,7 +160,7 @@ def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True,
         start = time.perf_counter()
         component, top = _component(config)
         figures = yosys_flows.run_flows(to_verilog(component, top), top, config["flows"], out_dir / "work" / top,
-                                        timeout=60 * timeout_min)
+                                        timeout_min)
         return {"module": top, **figures, "seconds": round(time.perf_counter() - start, 1)}
 
     def place():
@@ -420,9 +420,9 @@ def main(argv=None) -> int:
     parser.add_argument("--pnr", action="store_true",
                         help="also place and route (nextpnr, from PyPI): Fmax and utilisation on an iCE40UP5K "
                              "(iCEBreaker) and an LFE5U-85F (ULX3S 85F), the unit between registers; not the MXUs")
-    parser.add_argument("--timeout", type=float, default=240, metavar="MINUTES",
-                        help="limit of one configuration's Yosys run, 1..1440 minutes (default 240; a flattened "
-                             "8x8 MXU takes about an hour)")
+    parser.add_argument("--timeout", type=float, default=yosys_flows.TIMEOUT_MIN, metavar="MINUTES",
+                        help=f"limit of one configuration's Yosys run, 1..1440 minutes (default "
+                             f"{yosys_flows.TIMEOUT_MIN}; the flattened combinational 8x8 MXU took 71)")
     parser.add_argument("--cached-only", action="store_true",
                         help="write the outputs from cached results only (a partial sweep), synthesising nothing")
     parser.add_argument("--group", default=None, metavar="G[,G...]",
