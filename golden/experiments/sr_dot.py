@@ -1,4 +1,4 @@
-"""Numerical experiments on the golden model: ``python -m golden.experiments sr-dot``.
+"""``python -m golden.experiments sr-dot``: stochastic rounding in dot products.
 
 sr-dot: the dot product ``s = sum r(a_i) * r(b_i)`` where ``r`` rounds fp32 inputs to a
 narrow format (TF32, bf16) by RNE, stochastic rounding ("mode 1", ``sr``) or stochastic
@@ -14,8 +14,6 @@ log-spaced from 10 to ``--n-max``, mean and spread over ``--trials`` trials.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import os
 import sys
 import time
@@ -24,11 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import xorshift
-from .bits import to_float64
-from .formats import BF16, FP32, TF32, FloatFormat
-from .ops import add, convert, convert_sr_bits, multiply
-from .rounding import Flags, Rounding
+from .. import xorshift
+from ..bits import to_float64
+from ..formats import BF16, FP32, TF32, FloatFormat
+from ..ops import add, convert, convert_sr_bits, multiply
+from ..rounding import Flags, Rounding
+from .common import check_ranges, write_csv
 
 FORMATS = (TF32, BF16)
 MODES = (Rounding.NEAREST_EVEN, Rounding.STOCHASTIC, Rounding.STOCHASTIC_HALF)
@@ -228,13 +227,6 @@ def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, pr
     return [row for config in configs for row in results[config]]
 
 
-def write_csv(rows, path: Path):
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def print_table(rows, n_max):
     """Mean relative error per configuration at a few N."""
     shown = sorted({r["n"] for r in rows if r["n"] in (10, 100, 1000, 10000, 100000, 1000000) or r["n"] == n_max})
@@ -292,13 +284,12 @@ def plot(rows, path: Path):
     plt.close(fig)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m golden.experiments",
-                                     description="Numerical experiments on the golden model.")
-    sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
-    p = sub.add_parser("sr-dot", help="stochastic rounding in dot products (TF32, bf16)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description=__doc__.split("\n\n", 1)[1])
+NAME = "sr-dot"
+HELP = "stochastic rounding in dot products (TF32, bf16)"
+
+
+def add_arguments(p):
+    """The sub-command's options."""
     p.add_argument("--n-max", type=int, default=1_000_000, help="longest vector, 10..10000000 (default 1000000)")
     p.add_argument("--trials", type=int, default=10, help="trials per configuration, 1..1000 (default 10)")
     p.add_argument("--points", type=int, default=11, help="log-spaced N values, 2..100 (default 11)")
@@ -307,13 +298,15 @@ def main(argv=None) -> int:
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
     p.add_argument("--out", type=Path, default=Path("results/sr-dot"),
                    help="output folder for sr-dot.csv and sr-dot.png (default results/sr-dot)")
-    args = parser.parse_args(argv)
-    for name, value, lo, hi in (("--n-max", args.n_max, 10, 10_000_000), ("--trials", args.trials, 1, 1000),
-                                ("--points", args.points, 2, 100), ("--seed", args.seed, 0, 1 << 20),
-                                ("--workers", args.workers, 1, 64)):
-        if not lo <= value <= hi:
-            p.error(f"{name} must be in {lo}..{hi}, not {value}")
 
+
+def run(args, p) -> int:
+    """Run with parsed ``args``; ``p.error`` reports a bad option."""
+    if args.quick:
+        args.n_max, args.trials, args.points = min(args.n_max, 20_000), min(args.trials, 3), min(args.points, 5)
+    check_ranges(p, (("--n-max", args.n_max, 10, 10_000_000), ("--trials", args.trials, 1, 1000),
+                     ("--points", args.points, 2, 100), ("--seed", args.seed, 0, 1 << 20),
+                     ("--workers", args.workers, 1, 64)))
     start = time.perf_counter()
     total = len(FORMATS) * len(MODES)
     done = [0]
@@ -333,7 +326,3 @@ def main(argv=None) -> int:
     print_table(rows, args.n_max)
     print(f"wrote {args.out / 'sr-dot.csv'} and {args.out / 'sr-dot.png'}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
