@@ -73,10 +73,10 @@ def plot(rows, path: Path):
 
 def add_arguments(p):
     """The sub-command's options."""
-    p.add_argument("--epochs", type=int, default=16, help="epochs, 1..1000 (default 16)")
+    p.add_argument("--epochs", type=int, default=12, help="epochs, 1..1000 (default 12)")
     p.add_argument("--hidden", type=int, default=32, help="hidden units, 1..1024 (default 32)")
     p.add_argument("--batch", type=int, default=32, help="batch size, 1..1024 (default 32)")
-    p.add_argument("--lr", type=float, default=0.02, help="SGD learning rate, 1e-6..10 (default 0.02)")
+    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate, 1e-6..10 (default 0.05)")
     p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
     p.add_argument("--variants", default=",".join(BY_NAME),
                    help=f"comma-separated subset of {','.join(BY_NAME)} (default: all)")
