@@ -1,6 +1,7 @@
 """fp32 from bf16 passes: the split against ml_dtypes and Fractions, the pass sums against
 sequential float32 sums written from the definition (independent of golden/)."""
 
+import csv
 from fractions import Fraction
 
 import ml_dtypes
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import golden.multipass
-from golden import BF16, FP32, to_float64
+from golden import BF16, FP32, experiments, to_float64
 from golden.multipass import multipass_matmul, split
 
 #: The passes by the definition: products x_i . w_j with i + j <= level, smallest weight
@@ -149,3 +150,17 @@ def test_multipass_bad_arguments(kwargs, message):
     x = np.zeros((2, 8), np.uint32)
     with pytest.raises(ValueError, match=message):
         multipass_matmul(x, x.T, **kwargs)
+
+
+def test_multipass_cli_writes_csv_and_plot(tmp_path, capsys):
+    out = tmp_path / "mp"
+    assert experiments.main(["multipass", "--k-max", "32", "--size", "4", "--out", str(out)]) == 0
+    rows = list(csv.DictReader((out / "multipass.csv").open()))
+    assert len(rows) == 3 * 2 * 4     # matrix kinds x K (16, 32) x methods
+    assert (out / "multipass.png").stat().st_size > 10_000
+    median = {(r["matrices"], r["k"], r["method"]): float(r["median_rel_error"]) for r in rows}
+    for kind in ("random", "wide-range"):
+        assert median[(kind, "32", "bf16x1")] > 2.0 ** -12 > median[(kind, "32", "bf16x3")] > 2.0 ** -22
+    cond = {r["matrices"]: float(r["median_condition"]) for r in rows if r["k"] == "32"}
+    assert cond["ill-conditioned"] > 1000 * cond["random"]
+    assert "K=32 median" in capsys.readouterr().out
