@@ -2,6 +2,7 @@
 loss scaling, and a short run whose variants differ in the expected direction."""
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -97,3 +98,21 @@ def test_cli_errors_exit_2_with_one_line(argv, message, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2
     assert message in err and err.count("\n") == 1
+
+
+def test_train_resumes_finished_variants(tmp_path):
+    # A progress file with the run's options stands for a finished variant: it is reused.
+    out = tmp_path / "train"
+    out.mkdir()
+    config = {"epochs": 1, "hidden": 4, "batch": 64, "lr": 0.05, "seed": 2}
+    saved = [{"variant": "fp32", "epoch": 1, "train_loss": 9.0, "test_loss": 9.0, "test_accuracy": 0.5,
+              "lost_update_fraction": 0.0, "update_retained": 1.0, "underflow_fraction": 0.0,
+              "loss_scale": 1.0, "skipped_steps": 0}]
+    (out / "train.progress.json").write_text(json.dumps({"config": config, "variants": {"fp32": saved}}))
+    argv = ["train", "--epochs", "1", "--hidden", "4", "--batch", "64", "--lr", "0.05", "--seed", "2",
+            "--variants", "fp32,bf16-mxu", "--out", str(out)]
+    assert experiments.main(argv) == 0
+    rows = list(csv.DictReader((out / "train.csv").open()))
+    assert [r["variant"] for r in rows] == ["fp32", "bf16-mxu"]
+    assert float(rows[0]["train_loss"]) == 9.0 and float(rows[1]["train_loss"]) < 3
+    assert not (out / "train.progress.json").exists()

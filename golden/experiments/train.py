@@ -15,11 +15,14 @@ Reported per epoch: training and test loss, test accuracy, the fraction of nonze
 updates that left the weight unchanged ("lost"), the share of the intended update the
 weights received ("retained"), the fraction of nonzero gradients flushed to zero on
 entry to the MXU ("underflow"), the loss scale. Needs scikit-learn (the
-``experiments`` extra).
+``experiments`` extra). An interrupted run, restarted with the same options and
+``--out``, reuses the variants it finished.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 
@@ -29,6 +32,8 @@ from .common import check_ranges, progress_bar, write_csv
 NAME = "train"
 HELP = "mixed-precision MLP training on the MXU's numerics (digits)"
 BY_NAME = {v.name: v for v in VARIANTS}
+#: Rows of the variants a run has finished, with its options (removed when it completes).
+PROGRESS_FILE = "train.progress.json"
 
 
 def print_table(rows):
@@ -101,17 +106,32 @@ def run(args, p) -> int:
         p.error(str(exc))
     steps = len(data[0]) // args.batch
     start = time.perf_counter()
-    rows = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    # Finished variants are kept in a progress file, so an interrupted run resumes.
+    progress_file = args.out / PROGRESS_FILE
+    config = {k: getattr(args, k) for k in ("epochs", "hidden", "batch", "lr", "seed")}
+    done = {}
+    if progress_file.exists():
+        saved = json.loads(progress_file.read_text())
+        if saved.get("config") == config:
+            done = saved["variants"]
     with progress_bar(len(names) * args.epochs * steps, "train (steps)") as bar:
         for name in names:
+            if name in done:
+                bar.update(args.epochs * steps)
+                continue
             bar.set_postfix_str(name)
-            rows += train(BY_NAME[name], data, hidden=args.hidden, batch=args.batch, epochs=args.epochs,
-                          lr=args.lr, seed=args.seed, on_step=lambda: bar.update(1))
-    args.out.mkdir(parents=True, exist_ok=True)
+            done[name] = train(BY_NAME[name], data, hidden=args.hidden, batch=args.batch, epochs=args.epochs,
+                               lr=args.lr, seed=args.seed, on_step=lambda: bar.update(1))
+            tmp = progress_file.with_name(progress_file.name + ".tmp")
+            tmp.write_text(json.dumps({"config": config, "variants": done}))
+            os.replace(tmp, progress_file)
+    rows = [row for name in names for row in done[name]]
     write_csv(rows, args.out / "train.csv")
     plot(rows, args.out / "train.png")
     print(f"train: MLP 64-{args.hidden}-10 on digits, {args.epochs} epochs, batch {args.batch}, lr {args.lr}, "
           f"seed {args.seed} ({time.perf_counter() - start:.0f} s); last epoch:")
     print_table(rows)
+    progress_file.unlink()
     print(f"wrote {args.out / 'train.csv'} and {args.out / 'train.png'}")
     return 0
