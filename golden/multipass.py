@@ -56,6 +56,15 @@ PASSES = {
 PARTS = 3
 
 
+def _encodings(name: str, a) -> np.ndarray:
+    """``a`` as fp32 encodings (uint32); floats are refused rather than cast."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "ui":
+        raise TypeError(f"{name} must hold fp32 encodings (unsigned integers), not {a.dtype}: "
+                        f"use array.view(np.uint32)")
+    return a.astype(np.uint32)
+
+
 def split(a, parts: int = PARTS) -> np.ndarray:
     """bf16 parts (uint16, shape ``(parts,) + a.shape``) of fp32 encodings ``a``.
 
@@ -63,7 +72,7 @@ def split(a, parts: int = PARTS) -> np.ndarray:
     """
     if parts not in (1, 2, 3):
         raise ValueError(f"parts must be in 1..3, not {parts}")
-    residual = np.asarray(a, dtype=np.uint32)
+    residual = _encodings("a", a)
     out = np.empty((parts,) + residual.shape, BF16.dtype)
     for i in range(parts):
         part, _ = convert(residual, FP32, BF16)
@@ -104,7 +113,7 @@ def multipass_matmul(x, w, passes: int = 3, rows: int | None = None) -> np.ndarr
     concatenated parts ``[x_i0 | x_i1 | ...]`` and ``[w_j0; w_j1; ...]``.
     """
     order = pass_order(passes)
-    x, w = np.asarray(x, dtype=np.uint32), np.asarray(w, dtype=np.uint32)
+    x, w = _encodings("x", x), _encodings("w", w)
     if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[0]:
         raise ValueError(f"need x (M x K) and w (K x N), got shapes {x.shape} and {w.shape}")
     k = x.shape[1]

@@ -25,6 +25,7 @@ from . import xorshift
 from .formats import BF16, FP16, FP32, FloatFormat
 from .mxu import mxu
 from .ops import add, convert, convert_sr_bits
+from .params import int_param
 from .rounding import Flags, Rounding
 
 __all__ = ["Variant", "VARIANTS", "load_digits_split", "train"]
@@ -197,6 +198,11 @@ def train(variant: Variant, data, *, hidden: int = 32, batch: int = 32, epochs: 
     ``on_step()`` is called after every step (a progress bar's update).
     """
     x_train, y_train, x_test, y_test = data
+    hidden = int_param("hidden", hidden, 1, 1 << 16)
+    batch = int_param("batch", batch, 1, len(x_train))
+    epochs = int_param("epochs", epochs, 1, 1 << 20)
+    if not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be positive and finite, not {lr}")
     rng = np.random.default_rng(seed)
     n_in = x_train.shape[1]
     init1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)

@@ -152,6 +152,15 @@ def test_multipass_bad_arguments(kwargs, message):
         multipass_matmul(x, x.T, **kwargs)
 
 
+def test_float_arrays_are_refused_not_cast():
+    with pytest.raises(TypeError, match="a must hold fp32 encodings .* not float32"):
+        split(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="w must hold fp32 encodings .* not float64"):
+        multipass_matmul(np.zeros((2, 2), np.uint32), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="parts must be in 1..3, not 4"):
+        split(np.ones(3, np.uint32), 4)
+
+
 def test_multipass_cli_writes_csv_and_plot(tmp_path, capsys):
     out = tmp_path / "mp"
     assert experiments.main(["multipass", "--k-max", "32", "--size", "4", "--out", str(out)]) == 0

@@ -60,6 +60,17 @@ def test_dynamic_loss_scale_backs_off_on_overflow(monkeypatch):
     assert np.isfinite(rows[-1]["train_loss"])
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"batch": 0}, "batch must be in 1..64, not 0"),
+    ({"hidden": 2.5}, "hidden must be an integer, not 2.5"),
+    ({"lr": -1.0}, "lr must be positive and finite, not -1.0"),
+])
+def test_train_rejects_bad_options(kwargs, message):
+    data = [a[:64] for a in load_digits_split(1)]
+    with pytest.raises((ValueError, TypeError), match=message):
+        train(BY_NAME["fp32"], data, **kwargs)
+
+
 def test_train_quick_variants_differ_as_expected(tmp_path, capsys):
     out = tmp_path / "train"
     names = ["fp32", "bf16-mxu", "bf16-rne", "bf16-sr", "bf16-sr-half", "fp16", "fp16-static"]
