@@ -67,3 +67,14 @@ def test_axi_stream_example_testbench():
         pytest.skip(reason)
     summary = runner.run("mxu", dict(rows=2, cols=3, axi_stream=True), "verilator", test_module="sim.mxu_example")
     assert summary["tests"] == 1
+
+
+def test_mxu_options_are_checked_and_described():
+    from hdl.mxu import MXU
+
+    with pytest.raises(TypeError, match="axi_stream must be True or False, not 1"):
+        MXU(rows=2, cols=2, axi_stream=1)
+    mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
+    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (25, 24, 32, 21)
+    assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
+        "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
