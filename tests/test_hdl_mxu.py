@@ -1,6 +1,7 @@
-"""MXU regressions (issue 4): streams, tile swaps, bubbles, backpressure, input conversion,
-output rounding lanes, tile accumulation, latency and full-rate throughput, bit for bit
-against golden.mxu."""
+"""MXU regressions: multi-tile streams with explicit swaps, bubbles, backpressure, input
+conversion, output rounding lanes, tile accumulation, sticky flags and clears, defined start,
+swaps waiting for their tile, latency and full-rate throughput, bit for bit against
+golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench."""
 
 from pathlib import Path
 
