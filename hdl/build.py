@@ -82,7 +82,9 @@ UNITS = {
         Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
         Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
         Param("mul_stages", "int", 0, "multiplier register stages 0..16 (default 0)"),
-        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)")),
+        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)"),
+        Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
+              "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (
         Param("lanes", "int", 1, "generators, 1..1024 (default 1)"),), "xorshift32 generator lanes"),
@@ -115,6 +117,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append(f"o{_name_part(component.out_rounding)}{component.rand_bits or ''}")
         if component.acc_depth:
             parts.append(f"acc{component.acc_depth}")
+        if component.axi_stream:
+            parts.append("axis")
         return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)

@@ -69,12 +69,13 @@ def available(simulator: str) -> str | None:
 
 def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int = 2000,
         seed: int = 1, waves: bool | None = None, optimize: bool = False, testcase: str | None = None,
-        extra_env: dict | None = None) -> dict:
+        extra_env: dict | None = None, test_module: str | None = None) -> dict:
     """Build and simulate one configuration; return a summary (raises AssertionError on failures).
 
     ``optimize``: compile the Verilator model at Verilator's default optimisation (for
     speed figures; regressions build at -O0, several times faster to compile).
     ``testcase``: run only that cocotb test. ``extra_env``: more variables for the test.
+    ``test_module``: another cocotb module than the unit's own (e.g. ``sim.mxu_example``).
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -105,7 +106,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     (build_dir / "summary.json").unlink(missing_ok=True)
     try:
         results = runner.test(
-            test_module=TEST_MODULES[unit_key], hdl_toplevel=name, build_dir=build_dir, test_dir=build_dir,
+            test_module=test_module or TEST_MODULES[unit_key], hdl_toplevel=name, build_dir=build_dir, test_dir=build_dir,
             testcase=testcase,
             waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "test.log", results_xml=str(results),
             extra_env={"UNIT_MANIFEST": str(manifest_path), "UNIT_VECTORS": str(vectors),

@@ -77,10 +77,11 @@ def test_mxu_options_shape_the_ports(tmp_path):
                 "--acc-depth", "8", "--add-stages", "1", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "mxu_2x3_bf16_fp32_m0a1_cvt_osrhalf1_acc8.json").read_text())
-    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 and manifest["rand_bits"] == 1
+    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 + 1 and manifest["rand_bits"] == 1
     ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
     assert ports["w__payload"] == ("input", 3 * 32)                  # fp32 in, converted on entry
-    assert ports["x__payload"] == ("input", 2 * 32 + 3 + 1 + 1)      # data, addr, first, last
+    assert ports["x__payload"] == ("input", 2 * 32 + 1 + 3 + 1 + 1)  # data, swap, addr, first, last
+    assert ports["flags"] == ("output", 3 * 5) and ports["flags_clear"] == ("input", 1)
     assert ports["y__payload"] == ("output", 3 * 16)                 # rounded to bf16
     assert ports["seed"] == ("input", 32) and ports["seed_load"] == ("input", 1)
     plain = MXU(rows=2, cols=3, out_rounding="rne")
