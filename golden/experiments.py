@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -26,6 +26,7 @@ import numpy as np
 
 from . import xorshift
 from .bits import to_float64
+from .cli import Parser, build_dir, check_output, command, progress, write_text
 from .formats import BF16, FP32, TF32, FloatFormat
 from .ops import add, convert, convert_sr_bits, multiply
 from .rounding import Flags, Rounding
@@ -229,10 +230,11 @@ def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, pr
 
 
 def write_csv(rows, path: Path):
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, text.getvalue())
 
 
 def print_table(rows, n_max):
@@ -288,12 +290,15 @@ def plot(rows, path: Path):
     axes[0, 0].legend(fontsize=8, ncol=2)
     fig.suptitle("Dot products of inputs rounded to TF32 / bf16 by RNE, SR (mode 1), SR-half (mode 2)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=110)
     plt.close(fig)
+    write_text(path, image.getvalue())
 
 
+@command("python -m golden.experiments")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m golden.experiments",
+    parser = Parser(prog="python -m golden.experiments",
                                      description="Numerical experiments on the golden model.")
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     p = sub.add_parser("sr-dot", help="stochastic rounding in dot products (TF32, bf16)",
@@ -305,8 +310,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1, help="seed of vectors and xorshift lanes, 0..2**20 (default 1)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
-    p.add_argument("--out", type=Path, default=Path("results/sr-dot"),
-                   help="output folder for sr-dot.csv and sr-dot.png (default results/sr-dot)")
+    out = build_dir("results", "sr-dot")
+    p.add_argument("--out", type=Path, default=out,
+                   help=f"output folder for sr-dot.csv and sr-dot.png (default {out})")
     args = parser.parse_args(argv)
     for name, value, lo, hi in (("--n-max", args.n_max, 10, 10_000_000), ("--trials", args.trials, 1, 1000),
                                 ("--points", args.points, 2, 100), ("--seed", args.seed, 0, 1 << 20),
@@ -314,18 +320,14 @@ def main(argv=None) -> int:
         if not lo <= value <= hi:
             p.error(f"{name} must be in {lo}..{hi}, not {value}")
 
+    check_output(args.out, "--out", folder=True)
+
     start = time.perf_counter()
-    total = len(FORMATS) * len(MODES)
-    done = [0]
-
-    def progress(what):
-        done[0] += 1
-        print(f"\r[{done[0]}/{total}] {what:<28} {time.perf_counter() - start:6.1f} s", end="",
-              file=sys.stderr, flush=True)
-
-    rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, progress)
-    print(file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
+    with progress(len(FORMATS) * len(MODES), "sr-dot", "config") as bar:
+        def done(what):
+            bar.set_postfix_str(what)
+            bar.update()
+        rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, done)
     write_csv(rows, args.out / "sr-dot.csv")
     plot(rows, args.out / "sr-dot.png")
     print(f"sr-dot: mean relative error over {args.trials} trials "

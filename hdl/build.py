@@ -15,6 +15,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from golden.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
@@ -44,8 +45,15 @@ class Unit:
     help: str = ""
 
     def build(self, **kwargs):
+        """The component and its parameter values; a stochastic rounding that never
+        rounds (an exact product, a widening conversion) is an error, not a silent rne."""
         values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
-        return self.cls(**values), values
+        component = self.cls(**values)
+        rounding = getattr(component, "rounding", None)
+        if rounding is not None and rounding.is_stochastic and component.rand_bits is None:
+            raise ValueError(f"rounding {rounding.value}: this {self.key} never rounds (every result is exact "
+                             "in the output format); use rne")
+        return component, values
 
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
@@ -164,23 +172,23 @@ def emit(unit: Unit, component, values: dict, out_dir: Path) -> tuple[Path, Path
     """Write an elaborated configuration's ``NAME.v`` and ``NAME.json`` into ``out_dir``."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
-    out_dir.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
-    v_path.write_text(text)
-    j_path.write_text(json.dumps(manifest(unit, component, values, name, text), indent=2) + "\n")
+    write_text(v_path, text)
+    write_text(j_path, json.dumps(manifest(unit, component, values, name, text), indent=2) + "\n")
     return v_path, j_path
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    out = build_dir("verilog")
+    parser = Parser(
         prog="python -m hdl.build", description=__doc__.split("\n\n")[0],
-        epilog="Without a unit: the default configuration of every unit, into build/.")
-    parser.add_argument("-o", "--out-dir", type=Path, default=Path("build"), help="output folder (default build/)")
+        epilog=f"Without a unit: the default configuration of every unit, into {out}.")
+    parser.add_argument("-o", "--out-dir", type=Path, default=out, help=f"output folder (default {out})")
     parser.add_argument("--list", action="store_true", help="list the units and their parameters")
     sub = parser.add_subparsers(dest="unit", metavar="UNIT")
     for unit in UNITS.values():
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
-        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help="output folder (default build/)")
+        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help=f"output folder (default {out})")
         for param in unit.params:
             flag = "--" + param.name.replace("_", "-")
             if param.kind == "bool":
@@ -197,6 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("python -m hdl.build")
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -206,13 +215,17 @@ def main(argv=None) -> int:
             for param in unit.params:
                 print(f"    --{param.name.replace('_', '-'):<10} {param.help}")
         return 0
+    check_output(args.out_dir, "--out-dir", folder=True)
     jobs = [(UNITS[args.unit], {p.name: getattr(args, p.name) for p in UNITS[args.unit].params})] \
         if args.unit else [(unit, {}) for unit in UNITS.values()]
-    for unit, kwargs in jobs:
+    built = []
+    for unit, kwargs in jobs:     # every configuration checked before anything is written
         try:
-            v_path, j_path = write(unit, args.out_dir, **kwargs)
+            built.append((unit, *unit.build(**kwargs)))
         except (TypeError, ValueError) as error:
-            parser.exit(2, f"python -m hdl.build {unit.key}: error: {error}\n")
+            parser.error(f"{unit.key}: {error}")
+    for unit, component, values in built:
+        v_path, j_path = emit(unit, component, values, args.out_dir)
         print(f"wrote {v_path} and {j_path.name}")
     return 0
 

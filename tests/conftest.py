@@ -17,7 +17,11 @@ def pytest_configure(config):
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")
     if value is None:
-        value = int(os.environ.get("ARITH_SCALE", "1"))
+        text = os.environ.get("ARITH_SCALE", "1")
+        try:
+            value = int(text)
+        except ValueError:
+            raise pytest.UsageError(f"ARITH_SCALE must be an integer >= 1, not {text!r}") from None
     if value < 1:
         raise pytest.UsageError(f"--scale must be >= 1, not {value}")
     config.arith_scale = value
