@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["build_dir", "Parser", "command", "UsageError", "check_output", "write_text", "progress"]
+__all__ = ["build_dir", "Parser", "command", "UsageError", "check_output", "write_text", "save_figure",
+           "progress"]
 
 
 def build_dir(*parts: str) -> Path:
@@ -91,6 +93,13 @@ def write_text(path: Path, text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """A Matplotlib figure as a PNG file, written whole."""
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=dpi)
+    write_text(path, image.getvalue())
 
 
 def progress(total: int, desc: str | None = None, unit: str = "it"):

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import xorshift
 from .bits import to_float64
-from .cli import Parser, build_dir, check_output, command, progress, write_text
+from .cli import Parser, build_dir, check_output, command, progress, save_figure, write_text
 from .formats import BF16, FP32, TF32, FloatFormat
 from .ops import add, convert, convert_sr_bits, multiply
 from .rounding import Flags, Rounding
@@ -290,10 +290,8 @@ def plot(rows, path: Path):
     axes[0, 0].legend(fontsize=8, ncol=2)
     fig.suptitle("Dot products of inputs rounded to TF32 / bf16 by RNE, SR (mode 1), SR-half (mode 2)")
     fig.tight_layout()
-    image = io.BytesIO()
-    fig.savefig(image, format="png", dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
-    write_text(path, image.getvalue())
 
 
 @command("python -m golden.experiments")

@@ -22,6 +22,7 @@ from golden.rounding import Rounding
 from .adder import FPAdder
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -135,19 +136,13 @@ def module_name(unit: Unit, component) -> str:
 
 
 def to_verilog(component, name: str) -> str:
-    return verilog.convert(component, name=name, emit_src=False)
+    """The component as Verilog module ``name``, its ports in signature order."""
+    text = verilog.convert(component, name=name, emit_src=False)
+    return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 
-# Yosys escapes names that are SystemVerilog keywords: ``\rand `` is the identifier ``rand``.
-_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?(\w+)\s*;", re.M)
-
-
-def ports_of(text: str, name: str) -> list[dict]:
-    """The top module's ports, read from its Verilog."""
-    start = text.index(f"module {name}(")
-    body = text[start:text.index("endmodule", start)]
-    return [{"name": n, "direction": d, "width": int(msb) + 1 if msb else 1}
-            for d, msb, n in _PORT.findall(body)]
+def _clocked(text: str, name: str) -> bool:
+    return any(p["name"] == "clk" for p in ports_of(text, name))
 
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
@@ -159,7 +154,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
-            **facts, "ports": ports_of(text, name)}
+            **facts, "ports": signature_ports(component, _clocked(text, name))}
 
 
 def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
@@ -169,12 +164,17 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 
 def emit(unit: Unit, component, values: dict, out_dir: Path) -> tuple[Path, Path]:
-    """Write an elaborated configuration's ``NAME.v`` and ``NAME.json`` into ``out_dir``."""
+    """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest) and
+    ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
+    facts = manifest(unit, component, values, name, text)
     write_text(v_path, text)
-    write_text(j_path, json.dumps(manifest(unit, component, values, name, text), indent=2) + "\n")
+    write_text(j_path, json.dumps(facts, indent=2) + "\n")
+    about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
+    write_text(out_dir / f"{name}_inst.v",
+               instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     return v_path, j_path
 
 

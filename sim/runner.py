@@ -1,7 +1,8 @@
 """Build a unit configuration's Verilog with a simulator and run its cocotb test module.
 
-Each configuration builds in its own folder (``sim_build/<simulator>/<module>``), so
-parallel runs (``pytest -n auto``) never share a build. ``WAVES=1`` dumps waveforms.
+Each configuration builds in its own folder (``$ARITH_BUILD/sim/<simulator>/<module>``,
+``build/sim/...`` by default), so parallel runs (``pytest -n auto``) never share a build.
+``WAVES=1`` dumps waveforms.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from golden.cli import build_dir
 from hdl.build import UNITS, emit, module_name
 
 __all__ = ["SIMULATORS", "available", "verilator_bin", "run", "lint"]
 
 SIMULATORS = ("verilator", "icarus")
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_ROOT = Path(os.environ.get("SIM_BUILD", ROOT / "sim_build"))
+BUILD_ROOT = build_dir("sim").absolute()
 
 #: cocotb test module of each unit.
 TEST_MODULES = {"mul": "sim.test_multiplier", "add": "sim.test_adder", "rounder": "sim.test_rounder",
