@@ -68,3 +68,17 @@ def test_instantiation_template_compiles(unit, params, tmp_path):
     assert proc.returncode == 0 and "%Error" not in proc.stderr, proc.stderr
     in_wrapper = [line for line in proc.stderr.splitlines() if "wrap.v" in line and line.startswith("%")]
     assert in_wrapper == []                      # every pin connected, at its width
+
+
+def test_lint_waives_only_the_backend_patterns(tmp_path):
+    """A truncating assignment (WIDTHTRUNC, but not the backend's '!x') and unused bits of a
+    named signal (UNUSEDSIGNAL, but not a Yosys temporary) still fail the lint."""
+    if runner.verilator_bin() is None:
+        pytest.skip(runner.available("verilator"))
+    v_path = tmp_path / "top.v"
+    v_path.write_text("module top(input [3:0] a, output [1:0] y, output z);\n"
+                      "  wire [3:0] t;\n  assign t = a;\n  assign y = t;\n  assign z = !a;\nendmodule\n")
+    problems = runner.lint(v_path, ["a", "y", "z"])
+    assert len(problems) == 2, problems
+    assert any("WIDTHTRUNC" in p and "ASSIGNW" in p for p in problems)
+    assert any("UNUSEDSIGNAL" in p and "'t'" in p for p in problems)
