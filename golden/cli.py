@@ -42,7 +42,8 @@ def _one_line(text: str) -> str:
 
 def command(prog: str):
     """Decorate ``main(argv)``: bad values (``ValueError``, ``TypeError``), unusable paths
-    (``OSError``) and usage errors become one line on stderr and exit status 2."""
+    (``OSError``) and usage errors become one line on stderr and ``SystemExit(2)`` (as an
+    ``argparse`` error does, so in-process callers see the same thing)."""
     def decorate(main):
         @functools.wraps(main)
         def wrapper(argv=None) -> int:
@@ -53,7 +54,7 @@ def command(prog: str):
             except (ValueError, TypeError, OSError) as error:
                 message = f"{prog}: error: {error}"
             print(_one_line(message), file=sys.stderr)
-            return 2
+            raise SystemExit(2)
         return wrapper
     return decorate
 

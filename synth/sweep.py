@@ -493,9 +493,8 @@ def main(argv=None) -> int:
                 _progress(bar, done, f"FAILED {first['kind']} {first['params']}")
     rows = [r for r in rows if r is not None]
     if not rows:
-        print(f"python -m synth.sweep: error: no results to write ({len(missing)} of {len(same)} designs not "
-              f"cached, {len(failures)} failed); nothing written", file=sys.stderr)
-        return 2
+        raise ValueError(f"no results to write ({len(missing)} of {len(same)} designs not cached, "
+                         f"{len(failures)} failed): nothing written")
     no_pnr = len({r["module"] for r in rows if r.get("pnr_missing")})
 
     fitted = fits(rows)

@@ -4,6 +4,12 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from golden.cli import build_dir
+
+# Hypothesis keeps its examples in the build folder, with everything else the tests write.
+set_hypothesis_home_dir(build_dir("hypothesis").absolute())
 
 
 def pytest_addoption(parser):
