@@ -226,7 +226,7 @@ def main(argv=None) -> int:
             parser.error(f"{unit.key}: {error}")
     for unit, component, values in built:
         v_path, j_path = emit(unit, component, values, args.out_dir)
-        print(f"wrote {v_path} and {j_path.name}")
+        print(f"wrote {v_path}, {j_path.name} and {v_path.stem}_inst.v")
     return 0
 
 
