@@ -42,3 +42,33 @@ def scale(pytestconfig) -> int:
 def rng(request) -> np.random.Generator:
     """A generator seeded from the test's name: reproducible, different per test."""
     return np.random.default_rng(list(request.node.nodeid.encode()))
+
+
+# Longest tests first: with -n 2, a long simulator build or synthesis that starts last
+# leaves one core idle until it ends. Each run records every test's duration in pytest's
+# cache (build/pytest-cache); the next run starts with the longest (a fresh clone keeps
+# the collection order). Tests are independent, so the order changes no result.
+_DURATIONS_KEY = "tpu-arith/durations"
+
+
+def pytest_collection_modifyitems(config, items):
+    durations = config.cache.get(_DURATIONS_KEY, {}) if config.cache else {}
+    if durations:
+        items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and report.skipped):
+        _measured[report.nodeid] = report.duration
+
+
+_measured: dict[str, float] = {}
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if hasattr(config, "workerinput") or not config.cache or not _measured:
+        return
+    durations = config.cache.get(_DURATIONS_KEY, {})
+    durations.update(_measured)
+    config.cache.set(_DURATIONS_KEY, durations)
