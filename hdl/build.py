@@ -48,6 +48,10 @@ class Unit:
     def build(self, **kwargs):
         """The component and its parameter values; a stochastic rounding that never
         rounds (an exact product, a widening conversion) is an error, not a silent rne."""
+        unknown = set(kwargs) - {p.name for p in self.params}
+        if unknown:
+            raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
+                            f"(parameters: {', '.join(p.name for p in self.params)})")
         values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
         component = self.cls(**values)
         rounding = getattr(component, "rounding", None)

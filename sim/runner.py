@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from golden.cli import build_dir
+from golden.params import int_param
 from hdl.build import UNITS, emit, module_name
 
 __all__ = ["SIMULATORS", "available", "verilator_bin", "run", "lint"]
@@ -81,6 +82,10 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     """
     from cocotb_tools.runner import get_results, get_runner
 
+    if unit_key not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {unit_key!r}")
+    int_param("vectors", vectors, 1, 1 << 32)
+    int_param("seed", seed, 0, 0xFFFFFFFF)
     reason = available(simulator)
     if reason:
         raise RuntimeError(reason)
