@@ -29,6 +29,7 @@ from .bits import to_float64
 from .cli import Parser, build_dir, check_output, command, progress, save_figure, write_text
 from .formats import BF16, FP32, TF32, FloatFormat
 from .ops import add, convert, convert_sr_bits, multiply
+from .params import int_param
 from .rounding import Flags, Rounding
 
 FORMATS = (TF32, BF16)
@@ -205,8 +206,15 @@ def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int
     return rows
 
 
+#: Allowed values of the experiment's parameters (and command-line flags).
+LIMITS = {"n_max": (10, 10_000_000), "trials": (1, 1000), "points": (2, 100), "seed": (0, 1 << 20),
+          "workers": (1, 64)}
+
+
 def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None):
     """Run the experiment on ``workers`` processes; return rows of results (dicts)."""
+    n_max, trials, points, seed, workers = (int_param(name, value, *LIMITS[name]) for name, value in
+                                            zip(LIMITS, (n_max, trials, points, seed, workers)))
     checkpoints = np.unique(np.round(np.logspace(1, np.log10(n_max), points)).astype(np.int64))
     configs = [(fmt, rounding) for fmt in FORMATS for rounding in MODES]
     # Every configuration draws the same vectors (same seed) and its own xorshift lanes.
@@ -312,12 +320,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=out,
                    help=f"output folder for sr-dot.csv and sr-dot.png (default {out})")
     args = parser.parse_args(argv)
-    for name, value, lo, hi in (("--n-max", args.n_max, 10, 10_000_000), ("--trials", args.trials, 1, 1000),
-                                ("--points", args.points, 2, 100), ("--seed", args.seed, 0, 1 << 20),
-                                ("--workers", args.workers, 1, 64)):
-        if not lo <= value <= hi:
-            p.error(f"{name} must be in {lo}..{hi}, not {value}")
-
+    for name, (lo, hi) in LIMITS.items():
+        if not lo <= getattr(args, name) <= hi:
+            p.error(f"--{name.replace('_', '-')} must be in {lo}..{hi}, not {getattr(args, name)}")
     check_output(args.out, "--out", folder=True)
 
     start = time.perf_counter()
