@@ -154,6 +154,8 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
+    if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
+        params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits

@@ -91,3 +91,12 @@ def test_unknown_parameters_and_units_are_named():
         runner.run("muls", {})
     with pytest.raises(ValueError, match="vectors must be in 1..4294967296, not 0"):
         runner.run("mul", {}, vectors=0)
+
+
+def test_sr_half_has_one_name_and_one_manifest(tmp_path):
+    """sr-half takes one random bit: sr_bits=1 builds the same design as no sr_bits, and says so."""
+    _, plain = _build(tmp_path / "plain", "rounder", rounding="sr-half")
+    _, one = _build(tmp_path / "one", "rounder", rounding="sr-half", sr_bits=1)
+    assert one == plain and plain["parameters"]["sr_bits"] is None and plain["rand_bits"] == 1
+    with pytest.raises(ValueError, match="sr_bits=3: sr-half uses one random bit"):
+        UNITS["rounder"].build(rounding="sr-half", sr_bits=3)
