@@ -83,13 +83,18 @@ def check_output(path: Path, flag: str, folder: bool = False) -> Path:
 
 
 def write_text(path: Path, text: str | bytes) -> None:
-    """Write ``text`` (or bytes) to ``path`` whole: a failure leaves any previous file as it was."""
+    """Write ``text`` (UTF-8) or bytes to ``path`` whole: a temporary file in the same folder,
+    renamed into place, so a failure leaves any previous file as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w", newline=None if isinstance(text, bytes) else "") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -173,3 +173,16 @@ def _bad_command_lines(draw):
 def test_any_out_of_range_flag_exits_2_and_writes_nothing(workdir, capsys, command_line):
     (name, *sub), argv = command_line
     _check_bad(name, [*sub, *argv], capsys, workdir)
+
+
+def test_outputs_are_written_whole_with_the_usual_permissions(tmp_path):
+    from golden.cli import write_text
+    path = tmp_path / "a" / "b.json"
+    write_text(path, "first\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.read_text() == "first\n" and path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    write_text(path, b"second\n")
+    assert path.read_bytes() == b"second\n" and path.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in path.parent.iterdir()) == ["b.json"]      # no temporary left
