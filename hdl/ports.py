@@ -83,7 +83,8 @@ def _describe(port: dict) -> str:
         return f"{text}, {CLOCK_PORTS[port['name']]}"
     fields = port.get("fields")
     if fields:
-        parts = [f"{f['name']} bits {f['offset'] + f['width'] - 1}:{f['offset']}" for f in fields]
+        parts = [f"{f['name']} bit {f['offset']}" if f["width"] == 1 else
+                 f"{f['name']} bits {f['offset'] + f['width'] - 1}:{f['offset']}" for f in fields]
         text += ": " + ", ".join(parts)
     return text
 
