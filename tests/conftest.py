@@ -12,6 +12,10 @@ from golden.cli import build_dir
 set_hypothesis_home_dir(build_dir("hypothesis").absolute())
 
 
+#: Largest --scale: 20 million vectors per configuration, already days of simulation.
+MAX_SCALE = 10_000
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--scale", type=int, default=None,
@@ -27,9 +31,9 @@ def pytest_configure(config):
         try:
             value = int(text)
         except ValueError:
-            raise pytest.UsageError(f"ARITH_SCALE must be an integer >= 1, not {text!r}") from None
-    if value < 1:
-        raise pytest.UsageError(f"--scale must be >= 1, not {value}")
+            raise pytest.UsageError(f"ARITH_SCALE must be an integer in 1..{MAX_SCALE}, not {text!r}") from None
+    if not 1 <= value <= MAX_SCALE:
+        raise pytest.UsageError(f"--scale (ARITH_SCALE) must be in 1..{MAX_SCALE}, not {value}")
     config.arith_scale = value
 
 

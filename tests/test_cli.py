@@ -186,3 +186,18 @@ def test_outputs_are_written_whole_with_the_usual_permissions(tmp_path):
     write_text(path, b"second\n")
     assert path.read_bytes() == b"second\n" and path.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in path.parent.iterdir()) == ["b.json"]      # no temporary left
+
+
+@pytest.mark.parametrize("env, args, message", [
+    ({"ARITH_SCALE": "abc"}, [], "ARITH_SCALE must be an integer in 1..10000, not 'abc'"),
+    ({}, ["--scale", "0"], "--scale (ARITH_SCALE) must be in 1..10000, not 0"),
+])
+def test_bad_scale_is_a_usage_error(env, args, message):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "--collect-only",
+                           *args, "tests/test_golden_formats.py"], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **env})
+    assert proc.returncode == 4, proc.stdout + proc.stderr             # pytest's usage error
+    assert message in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
