@@ -201,3 +201,10 @@ def test_bad_scale_is_a_usage_error(env, args, message):
                           env={**os.environ, **env})
     assert proc.returncode == 4, proc.stdout + proc.stderr             # pytest's usage error
     assert message in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
+
+
+def test_sim_bench_without_a_simulator_keeps_the_old_results(workdir, capsys, monkeypatch):
+    monkeypatch.setattr(sim.bench.runner, "available", lambda simulator: f"{simulator} is not installed")
+    err = _check_bad("sim.bench", ["--out", "old.json"], capsys, workdir)
+    assert "verilator is not installed; icarus is not installed" in err
+    assert (workdir / "old.json").read_text() == "old results\n"
