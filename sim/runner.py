@@ -132,7 +132,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
 #: Verilator -Wall warnings that Amaranth's Verilog backend (Yosys write_verilog) produces by
 #: construction: per kind, the pattern of the message that is waived and why. A warning of
 #: another kind, or of a waived kind with another message, fails the lint. Counts in a 4x4
-#: MXU (docs/verilog.md): DECLFILENAME 1, PROCASSINIT 108, WIDTHTRUNC 1461, WIDTHEXPAND 436,
+#: MXU (docs/hardware.md): DECLFILENAME 1, PROCASSINIT 108, WIDTHTRUNC 1461, WIDTHEXPAND 436,
 #: UNUSEDSIGNAL 1369, nothing else.
 LINT_ALLOWED = {
     "DECLFILENAME": (r"", "one file holds the top module and its submodules, named top.sub"),
