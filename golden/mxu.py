@@ -8,7 +8,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import xorshift
-from .formats import BF16, FP32, FloatFormat
+from .formats import BF16, FP32, FloatFormat, format_param
+from .params import bits_param, int_param
 from .ops import add, convert, convert_sr_bits, multiply
 from .rounding import Rounding
 
@@ -26,9 +27,8 @@ def matmul(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32) -> np.
 
 def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32):
     """:func:`matmul` and, per element of ``y``, the OR of its multiplies' and adds' flags."""
-    x, w = np.asarray(x), np.asarray(w)
-    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[0]:
-        raise ValueError(f"need X (M x K) and W (K x N), got shapes {x.shape} and {w.shape}")
+    x, w = _operands(x, w)
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     y = np.zeros((x.shape[0], w.shape[1]), acc_fmt.dtype)
     flags = np.zeros(y.shape, np.uint8)
     for k in range(x.shape[1]):
@@ -38,8 +38,18 @@ def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32):
     return y, flags
 
 
+def _operands(x, w):
+    """``x`` (M x K) and ``w`` (K x N) as integer arrays, or an error naming the mismatch."""
+    x, w = bits_param("x", x, ndim=2), bits_param("w", w, ndim=2)
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but w (K x N) has {w.shape[0]} rows "
+                         f"(shapes {x.shape} and {w.shape})")
+    return x, w
+
+
 def accumulate_tiles(y_tiles, acc_fmt: FloatFormat = FP32) -> np.ndarray:
     """Output accumulators: the first tile loads, then ``acc = acc + y_tile`` (RNE)."""
+    acc_fmt = format_param("acc_fmt", acc_fmt)
     acc = None
     for y in y_tiles:
         acc = np.asarray(y) if acc is None else add(acc, y, acc_fmt)[0]
@@ -58,8 +68,11 @@ def round_outputs(y, acc_fmt: FloatFormat, out_fmt: FloatFormat, rounding, seed:
 
 def _round_flags(y, acc_fmt, out_fmt, rounding, seed=0, sr_bits=None, row_offset=0):
     """:func:`round_outputs` and the rounders' flags."""
+    acc_fmt, out_fmt = format_param("acc_fmt", acc_fmt), format_param("out_fmt", out_fmt)
     rounding = Rounding.parse(rounding)
-    y = np.asarray(y)
+    y = bits_param("y", y, ndim=2)
+    seed = int_param("seed", seed, 0, 0xFFFFFFFF)
+    row_offset = int_param("row_offset", row_offset, 0, 1 << 40)
     rand_bits = convert_sr_bits(acc_fmt, out_fmt, rounding, sr_bits)
     rand = None
     if rand_bits is not None:
@@ -86,11 +99,14 @@ def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
     seed : int
         Seed of the output rounders' xorshift lanes (stochastic ``out_rounding``).
     """
-    x, w = np.asarray(x), np.asarray(w)
-    k = x.shape[1] if x.ndim == 2 else 0
-    rows = k if rows is None else operator.index(rows)
-    if rows < 1 or k % rows:
-        raise ValueError(f"K = {k} must be a positive multiple of rows = {rows}")
+    x, w = _operands(x, w)
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
+    k = x.shape[1]
+    rows = k if rows is None else int_param("rows", rows, 1, max(k, 1))
+    if k % rows:
+        raise ValueError(f"K = {k} (x's columns) must be a multiple of rows = {rows}")
+    if out_rounding is not None:
+        out_rounding = Rounding.parse(out_rounding)
     if convert_inputs:
         x = convert(x, acc_fmt, in_fmt)[0]
         w = convert(w, acc_fmt, in_fmt)[0]

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from golden.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
 from .adder import FPAdder
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -44,8 +46,19 @@ class Unit:
     help: str = ""
 
     def build(self, **kwargs):
+        """The component and its parameter values; a stochastic rounding that never
+        rounds (an exact product, a widening conversion) is an error, not a silent rne."""
+        unknown = set(kwargs) - {p.name for p in self.params}
+        if unknown:
+            raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
+                            f"(parameters: {', '.join(p.name for p in self.params)})")
         values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
-        return self.cls(**values), values
+        component = self.cls(**values)
+        rounding = getattr(component, "rounding", None)
+        if rounding is not None and rounding.is_stochastic and component.rand_bits is None:
+            raise ValueError(f"rounding {rounding.value}: this {self.key} never rounds (every result is exact "
+                             "in the output format); use rne")
+        return component, values
 
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
@@ -131,19 +144,13 @@ def module_name(unit: Unit, component) -> str:
 
 
 def to_verilog(component, name: str) -> str:
-    return verilog.convert(component, name=name, emit_src=False)
+    """The component as Verilog module ``name``, its ports in signature order."""
+    text = verilog.convert(component, name=name, emit_src=False)
+    return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 
-# Yosys escapes names that are SystemVerilog keywords: ``\rand `` is the identifier ``rand``.
-_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?(\w+)\s*;", re.M)
-
-
-def ports_of(text: str, name: str) -> list[dict]:
-    """The top module's ports, read from its Verilog."""
-    start = text.index(f"module {name}(")
-    body = text[start:text.index("endmodule", start)]
-    return [{"name": n, "direction": d, "width": int(msb) + 1 if msb else 1}
-            for d, msb, n in _PORT.findall(body)]
+def _clocked(text: str, name: str) -> bool:
+    return any(p["name"] == "clk" for p in ports_of(text, name))
 
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
@@ -151,11 +158,13 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
+    if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
+        params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
-            **facts, "ports": ports_of(text, name)}
+            **facts, "ports": signature_ports(component, _clocked(text, name))}
 
 
 def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
@@ -165,26 +174,31 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 
 def emit(unit: Unit, component, values: dict, out_dir: Path) -> tuple[Path, Path]:
-    """Write an elaborated configuration's ``NAME.v`` and ``NAME.json`` into ``out_dir``."""
+    """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest) and
+    ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
-    out_dir.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
-    v_path.write_text(text)
-    j_path.write_text(json.dumps(manifest(unit, component, values, name, text), indent=2) + "\n")
+    facts = manifest(unit, component, values, name, text)
+    write_text(v_path, text)
+    write_text(j_path, json.dumps(facts, indent=2) + "\n")
+    about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
+    write_text(out_dir / f"{name}_inst.v",
+               instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     return v_path, j_path
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    out = build_dir("verilog")
+    parser = Parser(
         prog="python -m hdl.build", description=__doc__.split("\n\n")[0],
-        epilog="Without a unit: the default configuration of every unit, into build/.")
-    parser.add_argument("-o", "--out-dir", type=Path, default=Path("build"), help="output folder (default build/)")
+        epilog=f"Without a unit: the default configuration of every unit, into {out}.")
+    parser.add_argument("-o", "--out-dir", type=Path, default=out, help=f"output folder (default {out})")
     parser.add_argument("--list", action="store_true", help="list the units and their parameters")
     sub = parser.add_subparsers(dest="unit", metavar="UNIT")
     for unit in UNITS.values():
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
-        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help="output folder (default build/)")
+        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help=f"output folder (default {out})")
         for param in unit.params:
             flag = "--" + param.name.replace("_", "-")
             if param.kind == "bool":
@@ -201,6 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("python -m hdl.build")
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -210,14 +225,18 @@ def main(argv=None) -> int:
             for param in unit.params:
                 print(f"    --{param.name.replace('_', '-'):<10} {param.help}")
         return 0
+    check_output(args.out_dir, "--out-dir", folder=True)
     jobs = [(UNITS[args.unit], {p.name: getattr(args, p.name) for p in UNITS[args.unit].params})] \
         if args.unit else [(unit, {}) for unit in UNITS.values()]
-    for unit, kwargs in jobs:
+    built = []
+    for unit, kwargs in jobs:     # every configuration checked before anything is written
         try:
-            v_path, j_path = write(unit, args.out_dir, **kwargs)
+            built.append((unit, *unit.build(**kwargs)))
         except (TypeError, ValueError) as error:
-            parser.exit(2, f"python -m hdl.build {unit.key}: error: {error}\n")
-        print(f"wrote {v_path} and {j_path.name}")
+            parser.error(f"{unit.key}: {error}")
+    for unit, component, values in built:
+        v_path, j_path = emit(unit, component, values, args.out_dir)
+        print(f"wrote {v_path}, {j_path.name} and {v_path.stem}_inst.v")
     return 0
 
 

@@ -110,7 +110,7 @@ def test_bad_shapes_are_rejected():
     x = np.zeros((2, 6), np.uint16)
     with pytest.raises(ValueError, match="multiple of rows = 4"):
         mxu.mxu(x, np.zeros((6, 2), np.uint16), rows=4)
-    with pytest.raises(ValueError, match="need X"):
+    with pytest.raises(ValueError, match="K = 6 columns but w"):
         mxu.mxu(x, np.zeros((5, 2), np.uint16))
 
 

@@ -1,6 +1,7 @@
 """python -m hdl.build, manifests, parameter errors, pipeline placement and Verilator lint."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -18,7 +19,9 @@ from sim.configs import CONFIGS, DEEP, MXUS
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "ARITH_BUILD"}
+    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env)
 
 
 def test_default_build_writes_every_unit(tmp_path):
@@ -26,9 +29,10 @@ def test_default_build_writes_every_unit(tmp_path):
     assert proc.returncode == 0, proc.stderr
     names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
              "mxu_4x4_bf16_fp32_m0a0"}
-    assert {p.stem for p in (tmp_path / "build").glob("*.v")} == names
-    assert {p.stem for p in (tmp_path / "build").glob("*.json")} == names
-    assert all(f"build/{n}.v" in proc.stdout for n in names)
+    out = tmp_path / "build" / "verilog"
+    assert {p.stem for p in out.glob("*.v")} == names | {f"{n}_inst" for n in names}
+    assert {p.stem for p in out.glob("*.json")} == names
+    assert all(f"build/verilog/{n}.v" in proc.stdout for n in names)
 
 
 def test_subcommand_flags_name_and_manifest(tmp_path):

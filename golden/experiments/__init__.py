@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..cli import Parser, check_output, command
 from . import multipass, sr_dot, train
 from .sr_dot import fp32_accumulate, narrow_accumulate
 
@@ -16,17 +17,10 @@ __all__ = ["main", "EXPERIMENTS", "fp32_accumulate", "narrow_accumulate"]
 EXPERIMENTS = {m.NAME: m for m in (sr_dot, multipass, train)}
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line on stderr (exit status 2)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
+@command("python -m golden.experiments")
 def main(argv=None) -> int:
     """Parse ``argv``, run one experiment; bad options exit 2 with one line on stderr."""
-    parser = _Parser(prog="python -m golden.experiments",
-                                     description="Numerical experiments on the golden model.")
+    parser = Parser(prog="python -m golden.experiments", description="Numerical experiments on the golden model.")
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     parsers = {}
     for name, module in EXPERIMENTS.items():
@@ -36,4 +30,5 @@ def main(argv=None) -> int:
         p.add_argument("--quick", action="store_true", help="a reduced run (under a minute)")
         parsers[name] = p
     args = parser.parse_args(argv)
+    check_output(args.out, "--out", folder=True)
     return EXPERIMENTS[args.experiment].run(args, parsers[args.experiment])

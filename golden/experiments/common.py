@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
-import os
+import io
 from pathlib import Path
 
-__all__ = ["check_ranges", "write_csv", "progress_bar"]
+from ..cli import write_text
+
+__all__ = ["check_ranges", "write_csv"]
 
 
 def check_ranges(parser, checks):
@@ -17,22 +19,11 @@ def check_ranges(parser, checks):
 
 
 def write_csv(rows, path: Path):
-    """Write ``rows`` (dicts with the same keys) to ``path``; never leaves a truncated file.
-
-    The rows go to a temporary file first, renamed over ``path`` once complete.
-    """
+    """Write ``rows`` (dicts with the same keys) to ``path`` whole (``golden.cli.write_text``)."""
     if not rows:
         raise ValueError(f"no rows to write to {path}")
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
-
-
-def progress_bar(total: int, desc: str):
-    """A tqdm bar on stderr, silent when stderr is not a terminal."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, disable=None, leave=False, dynamic_ncols=True)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, text.getvalue())

@@ -26,7 +26,8 @@ import numpy as np
 from ..bits import to_float64
 from ..formats import FP32
 from ..multipass import PASSES, multipass_matmul
-from .common import check_ranges, progress_bar, write_csv
+from ..cli import build_dir, progress, save_figure
+from .common import check_ranges, write_csv
 
 NAME = "multipass"
 HELP = "fp32 matmul from bf16 passes through the MXU (1, 3, 6 passes)"
@@ -120,7 +121,7 @@ def plot(rows, path: Path):
     size = rows[0]["size"]
     fig.suptitle(f"fp32 {size}xK . Kx{size} from bf16 passes through the golden MXU, beside NumPy float32")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -129,8 +130,8 @@ def add_arguments(p):
     p.add_argument("--k-max", type=int, default=4096, help="largest K, a power of two in 16..16384 (default 4096)")
     p.add_argument("--size", type=int, default=32, help="X is SIZE x K, W is K x SIZE; 1..256 (default 32)")
     p.add_argument("--seed", type=int, default=1, help="seed of the matrices, 0..2**20 (default 1)")
-    p.add_argument("--out", type=Path, default=Path("results/multipass"),
-                   help="output folder for multipass.csv and multipass.png (default results/multipass)")
+    p.add_argument("--out", type=Path, default=build_dir("results", "multipass"),
+                   help="output folder for multipass.csv and multipass.png (default build/results/multipass)")
 
 
 def run(args, p) -> int:
@@ -142,7 +143,7 @@ def run(args, p) -> int:
     if args.k_max & (args.k_max - 1):
         p.error(f"--k-max must be a power of two, not {args.k_max}")
     start = time.perf_counter()
-    with progress_bar(len(KINDS) * (2 * args.k_max - 16), "multipass (K done)") as bar:
+    with progress(len(KINDS) * (2 * args.k_max - 16), "multipass (K done)") as bar:
         rows = multipass_experiment(args.k_max, args.size, args.seed, bar)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "multipass.csv")

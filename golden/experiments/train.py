@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from ..train import VARIANTS, load_digits_split, train
-from .common import check_ranges, progress_bar, write_csv
+from ..cli import build_dir, progress, save_figure
+from .common import check_ranges, write_csv
 
 NAME = "train"
 HELP = "mixed-precision MLP training on the MXU's numerics (digits)"
@@ -72,7 +73,7 @@ def plot(rows, path: Path):
     axes[0].legend(fontsize=8)
     fig.suptitle("MLP on digits, matmuls in the golden MXU's numerics; same seed for every variant")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -85,8 +86,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
     p.add_argument("--variants", default=",".join(BY_NAME),
                    help=f"comma-separated subset of {','.join(BY_NAME)} (default: all)")
-    p.add_argument("--out", type=Path, default=Path("results/train"),
-                   help="output folder for train.csv and train.png (default results/train)")
+    p.add_argument("--out", type=Path, default=build_dir("results", "train"),
+                   help="output folder for train.csv and train.png (default build/results/train)")
 
 
 def run(args, p) -> int:
@@ -115,7 +116,7 @@ def run(args, p) -> int:
         saved = json.loads(progress_file.read_text())
         if saved.get("config") == config:
             done = saved["variants"]
-    with progress_bar(len(names) * args.epochs * steps, "train (steps)") as bar:
+    with progress(len(names) * args.epochs * steps, "train (steps)") as bar:
         for name in names:
             if name in done:
                 bar.update(args.epochs * steps)
