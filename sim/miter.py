@@ -61,7 +61,12 @@ class Mutant(wiring.Component):
 
 
 class Miter(wiring.Component):
-    """``dut`` (latency ``N``) against ``ref`` (combinational) with its outputs delayed ``N`` cycles.
+    """``dut`` (latency ``N``) against ``ref`` (combinational) delayed ``N`` cycles.
+
+    ``ref`` is delayed ``input_delay`` cycles at its inputs and the rest at its outputs: the
+    same for a combinational unit once the delays are full. Matching the registers at the
+    pipelined unit's ``input`` cut point lets Yosys merge them and the identical logic
+    behind them (the two significand multipliers, say) before the SAT problem is built.
 
     Ports: the units' inputs, free; out ``ok`` and, for the counterexample report, each
     output as ``dut_NAME`` and ``ref_NAME`` (the delayed reference). The clock domain has
@@ -71,12 +76,14 @@ class Miter(wiring.Component):
     values, which are no input's result and are flagged invalid by ``valid_out``).
     """
 
-    def __init__(self, dut, ref):
+    def __init__(self, dut, ref, *, input_delay: int = 0):
         if inputs_of(dut) != inputs_of(ref) or outputs_of(dut) != outputs_of(ref):
             raise ValueError("dut and ref must have the same ports")
         if ref.latency != 0:
             raise ValueError(f"ref must be combinational, not of latency {ref.latency}")
-        self.dut, self.ref = dut, ref
+        if not 0 <= input_delay <= dut.latency:
+            raise ValueError(f"input_delay must be 0..{dut.latency}, not {input_delay}")
+        self.dut, self.ref, self.input_delay = dut, ref, input_delay
         outputs = outputs_of(dut)
         super().__init__({**{n: In(s) for n, s in inputs_of(dut).items()}, "ok": Out(1),
                           **{f"dut_{n}": Out(s) for n, s in outputs.items()},
@@ -89,7 +96,7 @@ class Miter(wiring.Component):
         latency = self.dut.latency
         for name in inputs_of(self.dut):
             m.d.comb += [getattr(self.dut, name).eq(getattr(self, name)),
-                         getattr(self.ref, name).eq(getattr(self, name))]
+                         getattr(self.ref, name).eq(_delay(m, getattr(self, name), self.input_delay, name))]
         # Cycles since reset, saturating at the latency: the pipeline is full at ``latency``.
         count = Signal(range(latency + 1), init=0)
         full = count == latency
@@ -100,7 +107,7 @@ class Miter(wiring.Component):
             dut_out = getattr(self, f"dut_{name}")
             ref_out = getattr(self, f"ref_{name}")
             m.d.comb += [dut_out.eq(getattr(self.dut, name)),
-                         ref_out.eq(_delay(m, getattr(self.ref, name), latency, f"ref_{name}"))]
+                         ref_out.eq(_delay(m, getattr(self.ref, name), latency - self.input_delay, f"ref_{name}"))]
             same = dut_out == ref_out
             agree.append(same if name == "valid_out" else ~full | same)
         m.d.comb += self.ok.eq(Cat(*agree).all())

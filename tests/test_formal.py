@@ -68,3 +68,11 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
     assert report_path.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("input_delay", [0, 1])
+def test_reference_delay_at_inputs_or_outputs(input_delay):
+    # The reference's delay split between its inputs and outputs: the same check either way.
+    params = dict(in_fmt="fp8_e4m3", out_fmt="fp32")
+    assert check("mul", params, stages=3, input_delay=input_delay)["result"] == "proved"
+    assert check("mul", params, stages=3, input_delay=input_delay, mutant=0x38)["result"] == "counterexample"
