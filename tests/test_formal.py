@@ -10,7 +10,7 @@ import pytest
 from golden.formats import BF16
 from golden.ops import multiply
 from golden.rounding import Rounding
-from sim.formal import check
+from sim.formal import check, register_depth
 
 RNE_BF16 = dict(in_fmt="bf16", out_fmt="bf16", rounding="rne")
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
@@ -56,7 +56,7 @@ def test_too_shallow_a_check_is_not_a_proof():
 @pytest.mark.parametrize("args, message", [
     (["mul", "--stages", "17"], "stages must be in 0..16, not 17"),
     (["mul", "--stages", "1", "--depth", "0"], "depth must be 1..64, not 0"),
-    (["rounder", "--stages", "1"], "rng=True"),
+    (["rounder", "--stages", "1"], "feedback"),      # the built-in xorshift lane
     (["mul", "--stages", "1", "--mutant", "0x10000"], "mutant must be"),
     (["mxu", "--stages", "1"], "invalid choice: 'mxu'"),
     (["add"], "required: --stages"),
@@ -76,3 +76,20 @@ def test_reference_delay_at_inputs_or_outputs(input_delay):
     params = dict(in_fmt="fp8_e4m3", out_fmt="fp32")
     assert check("mul", params, stages=3, input_delay=input_delay)["result"] == "proved"
     assert check("mul", params, stages=3, input_delay=input_delay, mutant=0x38)["result"] == "counterexample"
+
+
+def _cell(kind, inputs, output):
+    ports = {**{p: "input" for p in inputs}, "Y" if kind != "$dff" else "Q": "output"}
+    return {"type": kind, "port_directions": ports,
+            "connections": {**inputs, ("Y" if kind != "$dff" else "Q"): output}}
+
+
+def test_register_depth_and_feedback():
+    # a -> r1 -> not -> r2 -> out; a second path a -> r3 joins at the "and".
+    chain = {"r1": _cell("$dff", {"CLK": [1], "D": [2]}, [3]), "n": _cell("$not", {"A": [3]}, [4]),
+             "r2": _cell("$dff", {"CLK": [1], "D": [4]}, [5]), "r3": _cell("$dff", {"CLK": [1], "D": [2]}, [6]),
+             "and": _cell("$and", {"A": [5], "B": [6]}, [7])}
+    assert register_depth({"cells": chain}) == 2
+    chain["r1"]["connections"]["D"] = [5]         # r1 now takes r2's output: a loop
+    with pytest.raises(ValueError, match="loop through"):
+        register_depth({"cells": chain})
