@@ -2,8 +2,9 @@
 
 Bounded model checking from reset (Yosys ``sat -seq``) of a miter (``sim.miter``): the
 unit at ``stages=N`` against the same unit at ``stages=0`` with its outputs delayed ``N``
-cycles. ``depth`` defaults to ``N + 1`` cycles, which is complete for these feed-forward
-pipelines (docs/formal.md says why). Exit status: 0 proved, 1 counterexample or timeout,
+cycles. ``depth`` defaults to the unit's longest register path plus one cycle (``N + 1``),
+which is complete for a feed-forward pipeline (docs/formal.md says why); a unit with register
+feedback is refused. Exit status: 0 proved, 1 counterexample or timeout,
 2 bad arguments.
 """
 
@@ -91,8 +92,8 @@ def _yosys(folder: str, script: str) -> subprocess.CompletedProcess:
 
 
 def _script(depth: int, timeout: int) -> str:
-    # No optimisation but merging identical cells: the two units keep the same structure,
-    # so the SAT encoder's structural hashing can share what both compute.
+    # No optimisation but merging identical cells: the two units keep the same structure, so
+    # whatever both compute from the same signals becomes one cell before the SAT problem.
     return (f"read_rtlil miter.il; hierarchy -top miter; {_PREPARE}; opt_merge; "
             f"sat -seq {depth} -prove ok 1 -set-def-inputs -show-ports -timeout {timeout}")
 
@@ -112,8 +113,7 @@ def _trace(log: str, inputs, outputs) -> list[dict]:
 
 
 def check(key: str, params: dict | None = None, *, stages: int, depth: int | None = None,
-          mutant: int | None = None, timeout: int = 3600, work_dir: Path | None = None,
-          input_delay: int | None = None, progress=None) -> dict:
+          mutant: int | None = None, timeout: int = 3600, input_delay: int | None = None, progress=None) -> dict:
     """Check ``UNITS[key]`` at ``stages`` against itself at ``stages=0``; return the report.
 
     Parameters
@@ -121,7 +121,8 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
     params : dict
         The unit's other ``hdl.build`` parameters.
     depth : int, optional
-        Cycles from reset to check, 1..64 (default ``stages + 1``, complete).
+        Cycles from reset to check, 1..64 (default: the unit's longest register path + 1,
+        complete; ``stages + 1`` for a balanced pipeline).
     mutant : int, optional
         Test only: flip result bit 0 of the pipelined unit whenever operand ``a`` equals this.
     timeout : int
@@ -143,7 +144,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         input_delay = pipelined.cut_registers.get("input", 0)
     text = rtlil.convert(Miter(dut, ref, input_delay=input_delay), name="miter")
     (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
-    with tempfile.TemporaryDirectory(dir=work_dir or ROOT / "build", prefix="formal_") as folder:
+    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="formal_") as folder:
         (Path(folder) / "miter.il").write_text(text)
         (Path(folder) / "unit.il").write_text(rtlil.convert(dut, name="unit"))
         proc = _yosys(folder, f"read_rtlil unit.il; hierarchy -top unit; {_PREPARE}; write_json unit.json")
@@ -208,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
         add_unit_arguments(p, unit, skip=("stages",))
         p.add_argument("--stages", type=int, required=True, help="register stages of the unit checked, 0..16")
         p.add_argument("--depth", type=int, default=None,
-                       help=f"cycles from reset, 1..{MAX_DEPTH} (default stages + 1: complete)")
+                       help=f"cycles from reset, 1..{MAX_DEPTH} (default: the longest register path + 1, complete)")
         p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
         p.add_argument("--input-delay", type=int, default=None, metavar="K",
                        help="delay the reference K cycles at its inputs, the rest at its outputs (default: "
