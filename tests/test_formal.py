@@ -53,6 +53,12 @@ def test_too_shallow_a_check_is_not_a_proof():
     assert report["result"] == "no counterexample in 2 cycles" and not report["complete"]
 
 
+def test_timeout_is_reported():
+    # The fp32 multiplier with its inputs' registers unmatched takes minutes (docs/formal.md).
+    report = check("mul", dict(in_fmt="fp32", out_fmt="fp32"), stages=3, input_delay=0, timeout=1)
+    assert report["result"] == "timeout" and "trace" not in report and report["tools"]["yosys"].startswith("Yosys")
+
+
 @pytest.mark.parametrize("args, message", [
     (["mul", "--stages", "17"], "stages must be in 0..16, not 17"),
     (["mul", "--stages", "1", "--depth", "0"], "depth must be 1..64, not 0"),
