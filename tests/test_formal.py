@@ -10,7 +10,7 @@ import pytest
 from golden.formats import BF16
 from golden.ops import multiply
 from golden.rounding import Rounding
-from sim.formal import check, register_depth
+from sim.formal import FORMAL_UNITS, check, register_depth
 
 RNE_BF16 = dict(in_fmt="bf16", out_fmt="bf16", rounding="rne")
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
@@ -99,3 +99,10 @@ def test_register_depth_and_feedback():
     chain["r1"]["connections"]["D"] = [5]         # r1 now takes r2's output: a loop
     with pytest.raises(ValueError, match="loop through"):
         register_depth({"cells": chain})
+
+
+@pytest.mark.parametrize("key", sorted(FORMAL_UNITS))
+def test_cut_registers_add_up_to_the_latency(key):
+    for stages in (0, 1, 3, 7, 16):
+        unit, _ = FORMAL_UNITS[key].build(stages=stages)
+        assert sum(unit.cut_registers.values()) == unit.latency == stages
