@@ -71,8 +71,8 @@ class Miter(wiring.Component):
     Ports: the units' inputs, free; out ``ok`` and, for the counterexample report, each
     output as ``dut_NAME`` and ``ref_NAME`` (the delayed reference). The clock domain has
     no reset: the check starts from the registers' reset values. ``valid_out`` must agree
-    from the first cycle; the other outputs from cycle ``N`` on, when the pipeline holds
-    only values computed from inputs (before that, the pipeline registers hold their reset
+    from the first cycle after reset; the other outputs from cycle ``N + 1`` on (the first
+    being 1), when the pipeline holds only values computed from inputs (before that, the pipeline registers hold their reset
     values, which are no input's result and are flagged invalid by ``valid_out``).
     """
 
@@ -97,7 +97,7 @@ class Miter(wiring.Component):
         for name in inputs_of(self.dut):
             m.d.comb += [getattr(self.dut, name).eq(getattr(self, name)),
                          getattr(self.ref, name).eq(_delay(m, getattr(self, name), self.input_delay, name))]
-        # Cycles since reset, saturating at the latency: the pipeline is full at ``latency``.
+        # Cycles since reset, saturating at the latency: the pipeline is full when it gets there.
         count = Signal(range(latency + 1), init=0)
         full = count == latency
         with m.If(~full):
