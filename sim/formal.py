@@ -221,7 +221,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--input-delay", type=int, default=None, metavar="K",
                        help="delay the reference K cycles at its inputs, the rest at its outputs (default: "
                             "the pipelined unit's input registers, which Yosys then merges with them)")
-        p.add_argument("--timeout", type=int, default=3600, help="limit of the solver's Yosys run, wall-clock seconds (default 3600)")
+        p.add_argument("--timeout", type=int, default=3600,
+                       help="limit of the solver's Yosys run, wall-clock seconds (default 3600)")
         p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
                        help="test only: flip result bit 0 of the pipelined unit when operand a == A")
     return parser
@@ -242,7 +243,8 @@ def main(argv=None) -> int:
         parser.exit(2, f"python -m sim.formal {args.unit}: error: report {args.report} is a folder\n")
     try:
         report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
-                       timeout=args.timeout, input_delay=args.input_delay, progress=_progress if sys.stderr.isatty() else None)
+                       timeout=args.timeout, input_delay=args.input_delay,
+                       progress=_progress if sys.stderr.isatty() else None)
     except (TypeError, ValueError) as error:
         parser.exit(2, f"python -m sim.formal {args.unit}: error: {error}\n")
     text = json.dumps(report, indent=2) + "\n"

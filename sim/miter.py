@@ -72,8 +72,9 @@ class Miter(wiring.Component):
     output as ``dut_NAME`` and ``ref_NAME`` (the delayed reference). The clock domain has
     no reset: the check starts from the registers' reset values. ``valid_out`` must agree
     from the first cycle after reset; the other outputs from cycle ``N + 1`` on (the first
-    being 1), when the pipeline holds only values computed from inputs (before that, the pipeline registers hold their reset
-    values, which are no input's result and are flagged invalid by ``valid_out``).
+    being 1), when the pipeline holds only values computed from inputs (before that, the
+    pipeline registers hold their reset values, which are no input's result and are
+    flagged invalid by ``valid_out``).
     """
 
     def __init__(self, dut, ref, *, input_delay: int = 0):
