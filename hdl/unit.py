@@ -29,6 +29,11 @@ class ArithmeticUnit(wiring.Component):
         """Cycles from ``valid_in`` to ``valid_out``."""
         return self._stages.stages
 
+    @property
+    def cut_registers(self) -> dict[str, int]:
+        """Registers at each cut point: name -> count (they add up to ``latency``)."""
+        return dict(self._stages.count)
+
     def _drive_outputs(self, m: Module, rounder, valid) -> None:
         """The rounder's result through the ``output`` registers to the ports."""
         v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=valid)
