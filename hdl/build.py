@@ -24,7 +24,7 @@ from .mxu import MXU
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
-__all__ = ["UNITS", "Unit", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
+__all__ = ["UNITS", "Unit", "module_name", "to_verilog", "manifest", "write", "emit", "add_unit_arguments", "main"]
 
 
 @dataclass(frozen=True)
@@ -181,20 +181,25 @@ def _parser() -> argparse.ArgumentParser:
     for unit in UNITS.values():
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
         p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help="output folder (default build/)")
-        for param in unit.params:
-            flag = "--" + param.name.replace("_", "-")
-            if param.kind == "bool":
-                p.add_argument(flag, dest=param.name, action=argparse.BooleanOptionalAction,
-                               default=param.default, help=param.help)
-            elif param.kind in ("rounding", "optional-rounding"):
-                none = ["none"] if param.kind == "optional-rounding" else []
-                p.add_argument(flag, dest=param.name, choices=none + [r.value for r in Rounding],
-                               default=param.default, help=param.help)
-            elif param.kind in ("int", "optional-int"):
-                p.add_argument(flag, dest=param.name, type=int, default=param.default, help=param.help)
-            else:
-                p.add_argument(flag, dest=param.name, default=param.default, help=param.help)
+        add_unit_arguments(p, unit)
     return parser
+
+
+def add_unit_arguments(parser: argparse.ArgumentParser, unit: Unit) -> None:
+    """One ``--flag`` per parameter of ``unit`` (for every CLI that takes a configuration)."""
+    for param in unit.params:
+        flag = "--" + param.name.replace("_", "-")
+        if param.kind == "bool":
+            parser.add_argument(flag, dest=param.name, action=argparse.BooleanOptionalAction,
+                                default=param.default, help=param.help)
+        elif param.kind in ("rounding", "optional-rounding"):
+            none = ["none"] if param.kind == "optional-rounding" else []
+            parser.add_argument(flag, dest=param.name, choices=none + [r.value for r in Rounding],
+                                default=param.default, help=param.help)
+        elif param.kind in ("int", "optional-int"):
+            parser.add_argument(flag, dest=param.name, type=int, default=param.default, help=param.help)
+        else:
+            parser.add_argument(flag, dest=param.name, default=param.default, help=param.help)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,104 @@
+"""What a set of checked vectors covered: result classes and rounding situations.
+
+``classes`` reads only golden's results and flags. ``situations`` also asks golden the same
+question again in other modes on the inexact vectors (``again``), and classifies NaN results
+by their inputs:
+
+- ``tie``: the discarded fraction is exactly half an ulp. ``sr`` with one random bit set
+  goes up exactly when the fraction is >= 1/2, and with 32 bits and ``R = 2**31 - 1`` when it
+  is > 1/2 (exact whenever at most 32 bits are discarded: every unit but the adder, whose
+  sticky bit can hide a fraction within 2**-32 of a half).
+- ``exponent_carry``: rounding carried into the exponent (the exponent field differs from
+  the ``rtz`` result's, both finite and nonzero).
+- ``overflow_by_rounding``: overflows, but not under ``rtz``.
+- ``tiny_rounded_up``: tiny under ``rtz`` (flushed) but rounded up to the smallest normal.
+- ``nan_from_snan``, ``nan_from_qnan``, ``nan_invalid_op``: a NaN result from a signalling
+  NaN input, from quiet NaN inputs only, or from no NaN input (inf * 0, inf - inf).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from .formats import FloatFormat
+from .rounding import Flags
+
+__all__ = ["CLASSES", "SITUATIONS", "classes", "situations", "merge"]
+
+CLASSES = ("zero", "subnormal", "normal", "inf", "nan", "ftz_underflow", "overflow", "inexact", "invalid")
+SITUATIONS = ("tie", "exponent_carry", "overflow_by_rounding", "tiny_rounded_up",
+              "nan_from_snan", "nan_from_qnan", "nan_invalid_op")
+
+
+def _fields(fmt: FloatFormat, bits):
+    bits = np.asarray(bits).astype(np.uint32)
+    exp = (bits >> np.uint32(fmt.man_bits)) & np.uint32(fmt.exp_max_field)
+    return exp, bits & np.uint32(fmt.man_mask)
+
+
+def classes(fmt: FloatFormat, bits, flags) -> dict[str, int]:
+    """Counts of each result class in ``CLASSES`` (a result counts once per class it is in)."""
+    exp, man = _fields(fmt, bits)
+    flags = np.asarray(flags)
+    top = exp == fmt.exp_max_field
+    low = exp == 0
+    counts = {
+        "zero": low & (man == 0), "subnormal": low & (man != 0), "normal": ~top & ~low,
+        "inf": top & (man == 0), "nan": top & (man != 0),
+        "ftz_underflow": flags & Flags.UNDERFLOW, "overflow": flags & Flags.OVERFLOW,
+        "inexact": flags & Flags.INEXACT, "invalid": flags & Flags.INVALID,
+    }
+    return {k: int(np.count_nonzero(v)) for k, v in counts.items()}
+
+
+def _nan_kinds(fmt_in: FloatFormat, operands, result_nan):
+    snan = np.zeros(result_nan.shape, bool)
+    qnan = np.zeros(result_nan.shape, bool)
+    quiet_bit = np.uint32(1 << (fmt_in.man_bits - 1))
+    for x in operands:
+        exp, man = _fields(fmt_in, x)
+        nan = (exp == fmt_in.exp_max_field) & (man != 0)
+        quiet = (man & quiet_bit) != 0
+        snan |= nan & ~quiet
+        qnan |= nan & quiet
+    return {"nan_from_snan": result_nan & snan, "nan_from_qnan": result_nan & qnan & ~snan,
+            "nan_invalid_op": result_nan & ~snan & ~qnan}
+
+
+def situations(fmt: FloatFormat, bits, flags, again, in_fmt: FloatFormat, operands) -> dict[str, int]:
+    """Counts of each rounding situation in ``SITUATIONS``.
+
+    ``again(select, rounding, rand, sr_bits) -> (bits, flags)`` is golden on the vectors
+    ``select`` (a boolean mask) in another mode; ``operands`` are the inputs (``in_fmt``).
+    """
+    bits, flags = np.asarray(bits), np.asarray(flags)
+    exp, man = _fields(fmt, bits)
+    counts = {k: int(np.count_nonzero(v))
+              for k, v in _nan_kinds(in_fmt, operands, (exp == fmt.exp_max_field) & (man != 0)).items()}
+    inexact = (flags & Flags.INEXACT) != 0
+    n = int(np.count_nonzero(inexact))
+    if n == 0:
+        return {**{k: 0 for k in SITUATIONS}, **counts}
+    bits, flags, exp = bits[inexact], flags[inexact], exp[inexact]
+    rtz_bits, rtz_flags = again(inexact, "rtz", None, None)
+    rtz_exp, _ = _fields(fmt, rtz_bits)
+    finite = (exp != 0) & (exp != fmt.exp_max_field) & (rtz_exp != 0) & (rtz_exp != fmt.exp_max_field)
+    counts["exponent_carry"] = int(np.count_nonzero(finite & (exp != rtz_exp)))
+    counts["overflow_by_rounding"] = int(np.count_nonzero((flags & Flags.OVERFLOW) & ~(rtz_flags & Flags.OVERFLOW)))
+    counts["tiny_rounded_up"] = int(np.count_nonzero((rtz_flags & Flags.UNDERFLOW) & ~(flags & Flags.UNDERFLOW)))
+    try:
+        at_least_half = again(inexact, "sr", np.ones(n, np.uint32), 1)[0] != rtz_bits
+        above_half = again(inexact, "sr", np.full(n, (1 << 31) - 1, np.uint32), 32)[0] != rtz_bits
+        counts["tie"] = int(np.count_nonzero(at_least_half & ~above_half))
+    except ValueError:                  # the operation takes no rand: it never rounds inside its range
+        counts["tie"] = 0
+    return {k: counts[k] for k in SITUATIONS}
+
+
+def merge(total: dict, part: dict) -> dict:
+    """Add the counts of ``part`` into a copy of ``total``."""
+    out = Counter(total)
+    out.update(part)
+    return dict(out)
