@@ -28,29 +28,36 @@ from .rounding import Flags
 __all__ = ["CLASSES", "SITUATIONS", "classes", "situations", "merge"]
 
 CLASSES = ("zero", "subnormal", "normal", "inf", "nan", "ftz_underflow", "overflow", "inexact", "invalid")
+#: Elements per block of the class histogram (its temporaries fit in the cache).
+BLOCK = 1 << 16
 SITUATIONS = ("tie", "exponent_carry", "overflow_by_rounding", "tiny_rounded_up",
               "nan_from_snan", "nan_from_qnan", "nan_invalid_op")
 
 
 def _fields(fmt: FloatFormat, bits):
-    bits = np.asarray(bits).astype(np.uint32)
+    bits = np.asarray(bits).astype(np.uint32, copy=False)
     exp = (bits >> np.uint32(fmt.man_bits)) & np.uint32(fmt.exp_max_field)
     return exp, bits & np.uint32(fmt.man_mask)
 
 
 def classes(fmt: FloatFormat, bits, flags) -> dict[str, int]:
     """Counts of each result class in ``CLASSES`` (a result counts once per class it is in)."""
-    exp, man = _fields(fmt, bits)
-    flags = np.asarray(flags)
-    top = exp == fmt.exp_max_field
-    low = exp == 0
-    counts = {
-        "zero": low & (man == 0), "subnormal": low & (man != 0), "normal": ~top & ~low,
-        "inf": top & (man == 0), "nan": top & (man != 0),
-        "ftz_underflow": flags & Flags.UNDERFLOW, "overflow": flags & Flags.OVERFLOW,
-        "inexact": flags & Flags.INEXACT, "invalid": flags & Flags.INVALID,
-    }
-    return {k: int(np.count_nonzero(v)) for k, v in counts.items()}
+    # One histogram of (exponent kind, mantissa nonzero, flags), built block by block so
+    # that the temporaries stay in cache.
+    bits, flags = np.asarray(bits).reshape(-1), np.asarray(flags, np.uint8).reshape(-1)
+    table = np.zeros(192, np.int64)
+    for start in range(0, len(bits), BLOCK):
+        exp, man = _fields(fmt, bits[start:start + BLOCK])
+        kind = (exp != 0).view(np.uint8) + (exp == fmt.exp_max_field).view(np.uint8)    # 0 low, 1 normal, 2 top
+        key = ((kind << np.uint8(1)) | (man != 0).view(np.uint8)) << np.uint8(5)
+        key |= flags[start:start + BLOCK] & np.uint8(31)
+        table += np.bincount(key, minlength=192)
+    table = table.reshape(6, 32)     # [kind * 2 + mantissa nonzero, flags]
+    per_kind = table.sum(axis=1)
+    per_flag = np.array([table[:, [f for f in range(32) if f & bit]].sum() for bit in
+                         (Flags.UNDERFLOW, Flags.OVERFLOW, Flags.INEXACT, Flags.INVALID)])
+    counts = [per_kind[0], per_kind[1], per_kind[2] + per_kind[3], per_kind[4], per_kind[5], *per_flag]
+    return dict(zip(CLASSES, map(int, counts)))
 
 
 def _nan_kinds(fmt_in: FloatFormat, operands, result_nan):
