@@ -132,14 +132,32 @@ def _build(folder: Path, name: str, manifest: dict) -> Path:
     subprocess.run([str(tools / "verilator"), *VERILATOR_FLAGS, "--Mdir", str(obj), "--top-module", name,
                     str(folder / f"{name}.v")], check=True, capture_output=True, env=env)
     include = tools.parent / "include"
-    sources = sorted(str(p) for p in obj.glob("Vunit*.cpp"))
-    sources += [str(include / "verilated.cpp"), str(include / "verilated_threads.cpp"), str(folder / "shim.cpp")]
+    flags = [*CXX_FLAGS, f"-I{obj}", f"-I{include}", f"-I{include / 'vltstd'}"]
+    sources = sorted(str(p) for p in obj.glob("Vunit*.cpp")) + [str(folder / "shim.cpp")]
     library = folder / "libunit.so"
     partial = folder / "libunit.so.partial"
-    subprocess.run(["g++", *CXX_FLAGS, f"-I{obj}", f"-I{include}", f"-I{include / 'vltstd'}", *sources,
-                    "-o", str(partial), "-lpthread"], check=True, capture_output=True, env=env)
+    subprocess.run(["g++", *flags, *sources, *_runtime(include), "-o", str(partial), "-lpthread"],
+                   check=True, capture_output=True, env=env)
     partial.rename(library)
     return library
+
+
+def _runtime(include: Path) -> list[str]:
+    """Verilator's runtime objects, compiled once for every model (most of a build's time)."""
+    key = hashlib.sha256("\0".join([str(include), *CXX_FLAGS]).encode()).hexdigest()[:16]
+    folder = BUILD_ROOT / "compiled" / f"runtime_{key}"
+    folder.mkdir(parents=True, exist_ok=True)
+    objects = [folder / f"{name}.o" for name in ("verilated", "verilated_threads")]
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for obj in objects:
+            if not obj.exists():
+                partial = obj.with_suffix(".partial.o")
+                flags = [f for f in CXX_FLAGS if f != "-shared"]
+                subprocess.run(["g++", *flags, f"-I{include}", f"-I{include / 'vltstd'}", "-c",
+                                str(include / f"{obj.stem}.cpp"), "-o", str(partial)], check=True, capture_output=True)
+                partial.rename(obj)
+    return [str(obj) for obj in objects]
 
 
 _LOADED: dict[str, ctypes.CDLL] = {}

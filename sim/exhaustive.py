@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from golden.coverage import merge
-from hdl.build import UNITS, add_unit_arguments
+from hdl.build import UNITS, add_unit_arguments, module_name
 
 from . import executor
 from .chunks import MAX_EXHAUSTIVE_BITS, SHOWN, Plan, check_chunk, operand_formats
@@ -34,7 +34,7 @@ def plan_of(unit: str, params: dict, *, chunk: int = DEFAULT_CHUNK, vectors: int
             bubbles: float = 0.2, situations: bool = True) -> Plan:
     """The plan of a configuration: exhaustive when its inputs fit ``MAX_EXHAUSTIVE_BITS``
     bits and ``vectors`` is not given, else a sample of ``vectors`` (default 2**30)."""
-    component, values = UNITS[unit].build(**params)      # validates the parameters
+    component, values = _component(unit, params)      # validates the parameters
     fmts, _ = operand_formats(unit, {k: getattr(component, k, v) for k, v in values.items()})
     bits = sum(f.width for f in fmts)
     exhaustive = vectors is None and bits <= MAX_EXHAUSTIVE_BITS
@@ -126,11 +126,14 @@ def run(plan: Plan, indices: range, report: Path, *, workers: int = executor.DEF
     return out
 
 
+def _component(unit: str, params: dict):
+    component, values = UNITS[unit].build(**params)
+    component._MustUse__silence = True        # read for its parameters; sim.compiled elaborates its own
+    return component, values
+
+
 def _module(plan: Plan) -> str:
-    from hdl.build import module_name
-    unit = UNITS[plan.unit]
-    component, _ = unit.build(**dict(plan.params))
-    return module_name(unit, component)
+    return module_name(UNITS[plan.unit], _component(plan.unit, dict(plan.params))[0])
 
 
 class _Parser(argparse.ArgumentParser):
