@@ -83,11 +83,11 @@ def chunk_seed(seed: int, index: int) -> int:
 def _operands(plan: Plan, fmts, index: int) -> list[np.ndarray]:
     start, n = plan.span(index)
     if plan.exhaustive:
-        v = np.arange(start, start + n, dtype=np.uint64)
+        v = np.arange(n, dtype=np.uint32) + np.uint32(start)        # spaces of at most 2**32
         out, shift = [], sum(f.width for f in fmts)
         for f in fmts:
             shift -= f.width
-            out.append(((v >> np.uint64(shift)) & np.uint64((1 << f.width) - 1)).astype(f.dtype))
+            out.append(((v >> np.uint32(shift)) & np.uint32((1 << f.width) - 1)).astype(f.dtype))
         return out
     rng = np.random.default_rng([plan.seed, index])
     out = [random_encodings(f, n, rng) for f in fmts]

@@ -50,7 +50,7 @@ extern "C" {
 void* unit_new() { Unit* u = new Unit; u->top = new Vunit{&u->ctx}; return u; }
 void unit_free(void* p) { Unit* u = (Unit*)p; delete u->top; delete u; }
 
-uint64_t unit_comb(void* p, uint64_t n, const uint32_t* const* in, uint32_t* result, uint8_t* flags) {
+uint64_t unit_comb(void* p, uint64_t n, const void* const* in, uint32_t* result, uint8_t* flags) {
     Vunit* m = ((Unit*)p)->top;
     m->valid_in = 1;
     uint64_t valid = 0;
@@ -72,7 +72,7 @@ static inline void tick(Vunit* m) { m->clk = 0; m->eval(); m->clk = 1; m->eval()
 
 /* Reset, load ``seed`` if asked, stream n vectors with bubbles, drain ``drain`` idle cycles.
    Returns every valid_out seen (results beyond n are counted, not stored). */
-uint64_t unit_clocked(void* p, uint64_t n, const uint32_t* const* in, uint32_t seed, int load_seed,
+uint64_t unit_clocked(void* p, uint64_t n, const void* const* in, uint32_t seed, int load_seed,
                       uint32_t bubble_seed, uint32_t bubble_per256, uint64_t drain,
                       uint32_t* result, uint8_t* flags, uint64_t* cycles) {
     Vunit* m = ((Unit*)p)->top;
@@ -110,10 +110,17 @@ _SEED = "if (load_seed) { m->seed = seed; m->seed_load = 1; tick(m); m->seed_loa
 
 def _shim(manifest: dict) -> str:
     ports = {p["name"] for p in manifest["ports"]}
-    data = data_ports(manifest)
-    assign = " ".join(f"m->{name} = in[{k}][i];" for k, name in enumerate(data))
+    widths = {p["name"]: p["width"] for p in manifest["ports"]}
+    assign = " ".join(f"m->{name} = ((const uint{8 * _ctype(widths[name]).itemsize}_t*)in[{k}])[i];"
+                      for k, name in enumerate(data_ports(manifest)))
     clocked = _CLOCKED.replace("@SEED@", _SEED if "seed" in ports else "") if "clk" in ports else ""
     return _SHIM.replace("@CLOCKED@", clocked).replace("@ASSIGN@", assign)
+
+
+def _ctype(width: int) -> np.dtype:
+    """The array type of a data port: the narrowest of uint8/16/32 (no conversion of
+    operands already in their format's type)."""
+    return np.dtype(np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32)
 
 
 def data_ports(manifest: dict) -> list[str]:
@@ -204,6 +211,7 @@ class Model:
         self._handle = ctypes.c_void_p(self.lib.unit_new())
         self.ports = {p["name"] for p in self.manifest["ports"]}
         self.inputs = data_ports(self.manifest)
+        self._types = {p["name"]: _ctype(p["width"]) for p in self.manifest["ports"]}
         self.latency = self.manifest["latency"]
         self.rand_bits = self.manifest.get("rand_bits")
         self.clocked = "clk" in self.ports
@@ -226,7 +234,7 @@ class Model:
             raise ValueError(f"{self.name} takes inputs {self.inputs}, not {sorted(inputs)}")
         if not 0 <= bubbles < 1:
             raise ValueError(f"bubbles must be in [0, 1), not {bubbles}")
-        arrays = [np.ascontiguousarray(inputs[p], dtype=np.uint32) for p in self.inputs]
+        arrays = [np.ascontiguousarray(inputs[p], dtype=self._types[p]) for p in self.inputs]
         n = len(arrays[0]) if arrays else 0
         pointers = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
         result, flags = np.empty(n, np.uint32), np.empty(n, np.uint8)

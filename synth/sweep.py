@@ -20,12 +20,13 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from golden.formats import NAMED_FORMATS, parse_format
+from sim import executor
 
 from . import flows as yosys_flows
 from .liberty import LIBRARY
@@ -414,6 +415,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small sweep (about a minute on 2 cores)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help=f"configurations in parallel, 1..64 (default {os.cpu_count() or 1})")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the configurations on this dask.distributed scheduler (tcp://host:8786)")
     parser.add_argument("--out", type=Path, default=Path("results/synth"),
                         help="output folder (default results/synth)")
     parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
@@ -471,24 +474,23 @@ def main(argv=None) -> int:
     same = {}                       # a design in two sweeps (bf16 is also e8m7) runs once
     for i, c in enumerate(todo):
         same.setdefault(cache_key(c, digest), []).append(i)
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only,
-                               args.pnr, args.timeout): ii for ii in same.values()}
-        for done, future in enumerate(as_completed(futures), 1):
-            first = todo[futures[future][0]]
-            try:
-                result = future.result()
-                if result is None:
-                    missing.append(first)
-                    _progress(done, len(futures), f"not cached: {first['kind']} {first['params']}")
-                    continue
-                for i in futures[future]:
-                    rows[i] = {**todo[i], **result}
-                how = "cached" if result["cached"] else f"{result['seconds']} s"
-                _progress(done, len(futures), f"{result['module']} ({how})")
-            except Exception as error:  # a configuration that fails is reported, the rest go on
-                failures.append(f"{first['kind']} {first['params']}: {error}")
-                _progress(done, len(futures), f"FAILED {first['kind']} {first['params']}")
+    groups = list(same.values())
+    job = partial(synthesise, out_dir=args.out, digest=digest, use_cache=not args.no_cache,
+                  cached_only=args.cached_only, pnr=args.pnr, timeout_min=args.timeout)
+    jobs = executor.unordered(job, [todo[ii[0]] for ii in groups], workers=args.jobs, scheduler=args.scheduler)
+    for done, (k, result, error) in enumerate(jobs, 1):
+        first = todo[groups[k][0]]
+        if error is not None:       # a configuration that fails is reported, the rest go on
+            failures.append(f"{first['kind']} {first['params']}: {error}")
+            _progress(done, len(groups), f"FAILED {first['kind']} {first['params']}")
+        elif result is None:
+            missing.append(first)
+            _progress(done, len(groups), f"not cached: {first['kind']} {first['params']}")
+        else:
+            for i in groups[k]:
+                rows[i] = {**todo[i], **result}
+            how = "cached" if result["cached"] else f"{result['seconds']} s"
+            _progress(done, len(groups), f"{result['module']} ({how})")
     rows = [r for r in rows if r is not None]
     no_pnr = len({r["module"] for r in rows if r.get("pnr_missing")})
 
