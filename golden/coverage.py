@@ -25,7 +25,7 @@ import numpy as np
 from .formats import FloatFormat
 from .rounding import Flags
 
-__all__ = ["CLASSES", "SITUATIONS", "classes", "situations", "merge"]
+__all__ = ["CLASSES", "SITUATIONS", "classes", "situations", "merge", "table"]
 
 CLASSES = ("zero", "subnormal", "normal", "inf", "nan", "ftz_underflow", "overflow", "inexact", "invalid")
 #: Elements per block of the class histogram (its temporaries fit in the cache).
@@ -109,3 +109,10 @@ def merge(total: dict, part: dict) -> dict:
     out = Counter(total)
     out.update(part)
     return dict(out)
+
+
+def table(counts: dict, vectors: int) -> str:
+    """A Markdown table of coverage counts and their share of ``vectors``."""
+    rows = ["| class or situation | vectors | share |", "|---|---:|---:|"]
+    rows += [f"| {k} | {v} | {v / vectors:.3g} |" for k, v in counts.items()]
+    return "\n".join(rows)
