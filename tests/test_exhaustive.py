@@ -19,6 +19,7 @@ FAMILIES = [
     ("mul", dict(in_fmt="bf16", out_fmt="fp32"), (0x3F80 << 16) // SLICE),
     ("mul", dict(in_fmt="bf16", out_fmt="bf16", rounding="rne", stages=2), (0x3FC0 << 16) // SLICE + 1),
     ("mul", dict(in_fmt="bf16", out_fmt="bf16", rounding="sr", stages=1), (0x3FC0 << 16) // SLICE + 2),
+    ("mul", dict(in_fmt="bf16", out_fmt="bf16", rounding="sr-half"), (0x3FC0 << 16) // SLICE + 3),
     ("rounder", dict(rounding="rne"), 0x3F800000 // SLICE),
     ("rounder", dict(rounding="rne", stages=2), 0x7F7F0000 // SLICE + 3),
     ("rounder", dict(rounding="sr"), 0x3F800000 // SLICE + 1),
