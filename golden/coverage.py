@@ -4,10 +4,11 @@
 question again in other modes on the inexact vectors (``again``), and classifies NaN results
 by their inputs:
 
-- ``tie``: the discarded fraction is exactly half an ulp. ``sr`` with one random bit set
-  goes up exactly when the fraction is >= 1/2, and with 32 bits and ``R = 2**31 - 1`` when it
-  is > 1/2 (exact whenever at most 32 bits are discarded: every unit but the adder, whose
-  sticky bit can hide a fraction within 2**-32 of a half).
+- ``tie``: the discarded fraction is exactly half an ulp. ``sr`` with 32 random bits
+  ``R`` goes up exactly when the fraction is >= 1/2 (``R = 2**31``) or > 1/2
+  (``R = 2**31 - 1``), exact whenever at most 32 bits are discarded: every unit but the
+  adder, whose sticky bit can hide a fraction within 2**-32 of a half. An ``rne`` result
+  already answers one of the two questions.
 - ``exponent_carry``: rounding carried into the exponent (the exponent field differs from
   the ``rtz`` result's, both finite and nonzero).
 - ``overflow_by_rounding``: overflows, but not under ``rtz``.
@@ -23,7 +24,7 @@ from collections import Counter
 import numpy as np
 
 from .formats import FloatFormat
-from .rounding import Flags
+from .rounding import Flags, Rounding
 
 __all__ = ["CLASSES", "SITUATIONS", "classes", "situations", "merge", "table"]
 
@@ -74,11 +75,14 @@ def _nan_kinds(fmt_in: FloatFormat, operands, result_nan):
             "nan_invalid_op": result_nan & ~snan & ~qnan}
 
 
-def situations(fmt: FloatFormat, bits, flags, again, in_fmt: FloatFormat, operands) -> dict[str, int]:
+def situations(fmt: FloatFormat, bits, flags, again, in_fmt: FloatFormat, operands,
+               rounding=None) -> dict[str, int]:
     """Counts of each rounding situation in ``SITUATIONS``.
 
     ``again(select, rounding, rand, sr_bits) -> (bits, flags)`` is golden on the vectors
     ``select`` (a boolean mask) in another mode; ``operands`` are the inputs (``in_fmt``).
+    ``rounding``: the mode of ``bits``; under ``rne`` they tell one side of the half
+    (above it where the truncated LSB is even, at or above where odd), which saves asking.
     """
     bits, flags = np.asarray(bits), np.asarray(flags)
     exp, man = _fields(fmt, bits)
@@ -95,10 +99,18 @@ def situations(fmt: FloatFormat, bits, flags, again, in_fmt: FloatFormat, operan
     counts["exponent_carry"] = int(np.count_nonzero(finite & (exp != rtz_exp)))
     counts["overflow_by_rounding"] = int(np.count_nonzero((flags & Flags.OVERFLOW) & ~(rtz_flags & Flags.OVERFLOW)))
     counts["tiny_rounded_up"] = int(np.count_nonzero((rtz_flags & Flags.UNDERFLOW) & ~(flags & Flags.UNDERFLOW)))
+    half = np.uint32(1 << 31)      # sr, 32 bits: up iff fraction >= 1/2 (R = 2**31) or > 1/2 (2**31 - 1)
     try:
-        at_least_half = again(inexact, "sr", np.ones(n, np.uint32), 1)[0] != rtz_bits
-        above_half = again(inexact, "sr", np.full(n, (1 << 31) - 1, np.uint32), 32)[0] != rtz_bits
-        counts["tie"] = int(np.count_nonzero(at_least_half & ~above_half))
+        if rounding is not None and Rounding.parse(rounding) is Rounding.NEAREST_EVEN:
+            odd = (np.asarray(rtz_bits) & 1).astype(bool)
+            rne_up = bits != rtz_bits
+            sr_up = again(inexact, "sr", half - odd.view(np.uint8).astype(np.uint32), 32)[0] != rtz_bits
+            tie = np.where(odd, rne_up & ~sr_up, sr_up & ~rne_up)
+        else:
+            at_least_half = again(inexact, "sr", np.full(n, half), 32)[0] != rtz_bits
+            above_half = again(inexact, "sr", np.full(n, half - np.uint32(1)), 32)[0] != rtz_bits
+            tie = at_least_half & ~above_half
+        counts["tie"] = int(np.count_nonzero(tie))
     except ValueError:                  # the operation takes no rand: it never rounds inside its range
         counts["tie"] = 0
     return {k: counts[k] for k in SITUATIONS}

@@ -154,6 +154,7 @@ def check_chunk(plan: Plan, index: int, verilog=None) -> dict:
         def again(select, mode, mode_rand, mode_sr_bits):
             chosen = [x[select] for x in operands]
             return _golden(plan.unit, params, fmts, out_fmt, chosen, mode, mode_rand, mode_sr_bits)
-        result["situations"] = coverage.situations(out_fmt, want_bits, want_flags, again, fmts[0], operands)
+        result["situations"] = coverage.situations(out_fmt, want_bits, want_flags, again, fmts[0], operands,
+                                                  rounding)
     result["seconds"] = time.perf_counter() - begin
     return result

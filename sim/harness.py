@@ -118,10 +118,10 @@ def save_summary(**facts) -> None:
     path.write_text(json.dumps(data))
 
 
-def save_coverage(dut, out_fmt, want, again, in_fmt, operands) -> None:
+def save_coverage(dut, out_fmt, want, again, in_fmt, operands, rounding) -> None:
     """Log and save (summary.json: ``classes``, ``situations``) what the vectors covered,
     from golden's results ``want``; ``again`` as ``golden.coverage.situations`` takes it."""
-    counts = {**coverage.classes(out_fmt, *want), **coverage.situations(out_fmt, *want, again, in_fmt, operands)}
+    counts = {**coverage.classes(out_fmt, *want), **coverage.situations(out_fmt, *want, again, in_fmt, operands, rounding)}
     dut._log.info("coverage:\n" + coverage.table(counts, len(want[0])))
     save_summary(coverage=counts)
 

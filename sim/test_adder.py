@@ -30,5 +30,6 @@ async def corners_then_weighted_random(dut):
     with Timed() as t:
         got = await stream(dut, cfg, inputs, rng)
     compare(got, want, inputs)
-    save_coverage(dut, fmt, want, lambda sel, *mode: add(a[sel], b[sel], fmt, *mode), fmt, [a, b])
+    save_coverage(dut, fmt, want, lambda sel, *mode: add(a[sel], b[sel], fmt, *mode), fmt, [a, b],
+                  cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=t.seconds)

@@ -26,5 +26,5 @@ async def corners_then_weighted_random(dut):
         got = await stream(dut, cfg, inputs, rng)
     compare(got, want, inputs)
     save_coverage(dut, out_fmt, want, lambda sel, *mode: multiply(a[sel], b[sel], in_fmt, out_fmt, *mode),
-                  in_fmt, [a, b])
+                  in_fmt, [a, b], cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=t.seconds)

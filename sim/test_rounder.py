@@ -54,7 +54,8 @@ async def corners_then_weighted_random(dut):
     await start(dut, cfg)
     got, want, seconds = await _run(dut, cfg, a, rng)
     out_fmt = cfg.fmt("out_fmt")
-    save_coverage(dut, out_fmt, want, lambda sel, *mode: convert(a[sel], in_fmt, out_fmt, *mode), in_fmt, [a])
+    save_coverage(dut, out_fmt, want, lambda sel, *mode: convert(a[sel], in_fmt, out_fmt, *mode),
+                  in_fmt, [a], cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=seconds)
 
 
