@@ -41,14 +41,14 @@ def main(argv=None) -> int:
     print(f"compiled path, end to end, {args.chunks} x 2**24 vectors per run, median of {args.repeat}")
     print(f"{'module':<28} {'situations':>10} {'workers':>7} {'vectors/s':>11}")
     with tempfile.TemporaryDirectory() as scratch:
-        for unit, params in CONFIGS:
+        for c, (unit, params) in enumerate(CONFIGS):
             for situations in (False, True):
                 plan = exhaustive.plan_of(unit, params, situations=situations)
                 check_chunk(plan, 0)                  # builds the model outside the timing
                 for workers in args.workers:
                     rates = []
                     for r in range(args.repeat):
-                        report = Path(scratch) / f"{unit}{situations}{workers}{r}.json"
+                        report = Path(scratch) / f"{c}_{situations}_{workers}_{r}.json"
                         chunks = range(64 + r * args.chunks, 64 + (r + 1) * args.chunks)
                         out = exhaustive.run(plan, chunks, report, workers=workers, progress=False)
                         assert out["mismatches"] == 0, out["first_mismatches"]
