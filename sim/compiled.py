@@ -155,6 +155,14 @@ def data_ports(manifest: dict) -> list[str]:
     return [p["name"] for p in manifest["ports"] if p["direction"] == "input" and p["name"] not in CONTROL_PORTS]
 
 
+def _run(command: list[str], env=None) -> None:
+    """Run a build step; on failure raise with the end of its output."""
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+    if proc.returncode:
+        raise RuntimeError(f"{Path(command[0]).name} failed (status {proc.returncode}):\n"
+                           f"{(proc.stdout + proc.stderr)[-3000:]}")
+
+
 def _build(folder: Path, name: str, shim: str) -> Path:
     """Verilate ``folder/name.v`` (top module ``name``) and link it with ``shim`` into
     ``folder/libunit.so``."""
@@ -164,15 +172,14 @@ def _build(folder: Path, name: str, shim: str) -> Path:
     obj = folder / "obj"
     (folder / "shim.cpp").write_text(shim)
     env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run([str(tools / "verilator"), *VERILATOR_FLAGS, "--Mdir", str(obj), "--top-module", name,
-                    str(folder / f"{name}.v")], check=True, capture_output=True, env=env)
+    _run([str(tools / "verilator"), *VERILATOR_FLAGS, "--Mdir", str(obj), "--top-module", name,
+          str(folder / f"{name}.v")], env)
     include = tools.parent / "include"
     flags = [*CXX_FLAGS, f"-I{obj}", f"-I{include}", f"-I{include / 'vltstd'}"]
     sources = sorted(str(p) for p in obj.glob("Vunit*.cpp")) + [str(folder / "shim.cpp")]
     library = folder / "libunit.so"
     partial = folder / "libunit.so.partial"
-    subprocess.run(["g++", *flags, *sources, *_runtime(include), "-o", str(partial), "-lpthread"],
-                   check=True, capture_output=True, env=env)
+    _run(["g++", *flags, *sources, *_runtime(include), "-o", str(partial), "-lpthread"], env)
     partial.rename(library)
     return library
 
@@ -189,8 +196,8 @@ def _runtime(include: Path) -> list[str]:
             if not obj.exists():
                 partial = obj.with_suffix(".partial.o")
                 flags = [f for f in CXX_FLAGS if f != "-shared"]
-                subprocess.run(["g++", *flags, f"-I{include}", f"-I{include / 'vltstd'}", "-c",
-                                str(include / f"{obj.stem}.cpp"), "-o", str(partial)], check=True, capture_output=True)
+                _run(["g++", *flags, f"-I{include}", f"-I{include / 'vltstd'}", "-c",
+                      str(include / f"{obj.stem}.cpp"), "-o", str(partial)])
                 partial.rename(obj)
     return [str(obj) for obj in objects]
 
