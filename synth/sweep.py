@@ -20,13 +20,14 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from golden.cli import Parser, build_dir, check_output, command, progress, save_figure, write_text
 from golden.formats import NAMED_FORMATS, parse_format
+from sim import executor
 
 from . import flows as yosys_flows
 from .liberty import LIBRARY
@@ -417,6 +418,8 @@ def main(argv=None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help=f"configurations in parallel, 1..64 (default {os.cpu_count() or 1})")
     out = build_dir("results", "synth")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the configurations on this dask.distributed scheduler (tcp://host:8786)")
     parser.add_argument("--out", type=Path, default=out, help=f"output folder, with the cache (default {out})")
     parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
     parser.add_argument("--pnr", action="store_true",
@@ -473,24 +476,24 @@ def main(argv=None) -> int:
         same.setdefault(cache_key(c, digest), []).append(i)
     if args.cached_only and not any((args.out / "cache" / f"{key}.json").exists() for key in same):
         parser.error(f"--cached-only: none of the {len(same)} designs is cached in {args.out / 'cache'}")
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool, progress(len(same), "synth.sweep", "design") as bar:
-        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only,
-                               args.pnr, args.timeout): ii for ii in same.values()}
-        for done, future in enumerate(as_completed(futures), 1):
-            first = todo[futures[future][0]]
-            try:
-                result = future.result()
-                if result is None:
-                    missing.append(first)
-                    _progress(bar, done, f"not cached: {first['kind']} {first['params']}")
-                    continue
-                for i in futures[future]:
+    groups = list(same.values())
+    job = partial(synthesise, out_dir=args.out, digest=digest, use_cache=not args.no_cache,
+                  cached_only=args.cached_only, pnr=args.pnr, timeout_min=args.timeout)
+    jobs = executor.unordered(job, [todo[ii[0]] for ii in groups], workers=args.jobs, scheduler=args.scheduler)
+    with progress(len(groups), "synth.sweep", "design") as bar:
+        for done, (k, result, error) in enumerate(jobs, 1):
+            first = todo[groups[k][0]]
+            if error is not None:       # a configuration that fails is reported, the rest go on
+                failures.append(f"{first['kind']} {first['params']}: {error}")
+                _progress(bar, done, f"FAILED {first['kind']} {first['params']}")
+            elif result is None:
+                missing.append(first)
+                _progress(bar, done, f"not cached: {first['kind']} {first['params']}")
+            else:
+                for i in groups[k]:
                     rows[i] = {**todo[i], **result}
                 how = "cached" if result["cached"] else f"{result['seconds']} s"
                 _progress(bar, done, f"{result['module']} ({how})")
-            except Exception as error:  # a configuration that fails is reported, the rest go on
-                failures.append(f"{first['kind']} {first['params']}: {error}")
-                _progress(bar, done, f"FAILED {first['kind']} {first['params']}")
     rows = [r for r in rows if r is not None]
     if not rows:
         raise ValueError(f"no results to write ({len(missing)} of {len(same)} designs not cached, "
