@@ -29,7 +29,7 @@ from hdl.build import UNITS, emit, module_name
 
 from .runner import BUILD_ROOT, verilator_bin
 
-__all__ = ["Model", "CONTROL_PORTS"]
+__all__ = ["Model", "CONTROL_PORTS", "compile_unit"]
 
 #: Ports the shim drives itself; every other input is a data port fed from an array.
 CONTROL_PORTS = ("clk", "rst", "valid_in", "seed", "seed_load")
@@ -202,6 +202,39 @@ def _runtime(include: Path) -> list[str]:
     return [str(obj) for obj in objects]
 
 
+def compile_unit(unit_key: str, params: dict, prepare, *, verilog=None) -> tuple[str, dict, Path, Path]:
+    """Build (once per Verilog and shim, across processes) one configuration's shared library.
+
+    ``prepare(manifest, verilog_text) -> (text, top, shim)`` gives the Verilog to compile,
+    its top module (None: the unit's own) and the C++ shim. ``verilog(text) -> text`` is
+    applied to the unit's Verilog first (to break it on purpose). Returns ``(module name,
+    manifest, folder, library path)``.
+    """
+    unit = UNITS[unit_key]
+    component, values = unit.build(**params)
+    name = module_name(unit, component)
+    staging = BUILD_ROOT / "compiled" / "staging" / f"{name}_{os.getpid()}"
+    v_path, j_path = emit(unit, component, values, staging)
+    if verilog is not None:
+        v_path.write_text(verilog(v_path.read_text()))
+    manifest = json.loads(j_path.read_text())
+    text, top, shim = prepare(manifest, v_path.read_text())
+    top = top or name
+    key = hashlib.sha256("\0".join([text, shim, *VERILATOR_FLAGS, *CXX_FLAGS]).encode())
+    folder = BUILD_ROOT / "compiled" / f"{name}_{key.hexdigest()[:16]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    library = folder / "libunit.so"
+    with open(folder / ".lock", "w") as lock:          # one build per folder, across processes
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not library.exists():
+            (folder / f"{top}.v").write_text(text)
+            (folder / f"{name}.json").write_text(j_path.read_text())
+            _build(folder, top, shim)
+    v_path.unlink()
+    j_path.unlink()
+    return name, manifest, folder, library
+
+
 _LOADED: dict[str, ctypes.CDLL] = {}
 
 
@@ -220,34 +253,14 @@ class Model:
     """
 
     def __init__(self, unit_key: str, params: dict, *, verilog=None):
-        unit = UNITS[unit_key]
-        component, values = unit.build(**params)
-        self.name = module_name(unit, component)
-        staging = BUILD_ROOT / "compiled" / "staging" / f"{self.name}_{os.getpid()}"
-        v_path, j_path = emit(unit, component, values, staging)
-        if verilog is not None:
-            v_path.write_text(verilog(v_path.read_text()))
-        self.manifest = json.loads(j_path.read_text())
-        self.clocked = any(p["name"] == "clk" for p in self.manifest["ports"])
-        self.lanes = 1 if self.clocked else LANES
-        text = v_path.read_text()
-        top = self.name
-        if self.lanes > 1:
-            text += _lanes_verilog(self.manifest, self.lanes)
-            top = "unit_lanes"
-        shim = _shim(self.manifest, self.lanes)
-        key = hashlib.sha256("\0".join([text, shim, *VERILATOR_FLAGS, *CXX_FLAGS]).encode())
-        self.folder = BUILD_ROOT / "compiled" / f"{self.name}_{key.hexdigest()[:16]}"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        library = self.folder / "libunit.so"
-        with open(self.folder / ".lock", "w") as lock:          # one build per folder, across processes
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not library.exists():
-                (self.folder / f"{top}.v").write_text(text)
-                (self.folder / f"{self.name}.json").write_text(j_path.read_text())
-                _build(self.folder, top, shim)
-        v_path.unlink()
-        j_path.unlink()
+        def prepare(manifest, text):
+            self.clocked = any(p["name"] == "clk" for p in manifest["ports"])
+            self.lanes = 1 if self.clocked else LANES
+            if self.lanes == 1:
+                return text, None, _shim(manifest, 1)
+            return text + _lanes_verilog(manifest, self.lanes), "unit_lanes", _shim(manifest, self.lanes)
+
+        self.name, self.manifest, self.folder, library = compile_unit(unit_key, params, prepare, verilog=verilog)
         self.lib = _LOADED.get(str(library)) or _load(library)
         _LOADED[str(library)] = self.lib
         self._handle = ctypes.c_void_p(self.lib.unit_new())

@@ -20,10 +20,9 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from golden import FP32, convert, from_float64
 from golden.mxu import stream
-from golden.vectors import corner_values
 from sim.harness import Config, Timed, save_summary
+from sim.mxu_stimulus import cancelling, matrix, rows_and_tiles
 
 TILES = 3
 
@@ -89,32 +88,9 @@ class Setup:
         await self.reset(dut)
         dut.y__ready.value = 1
         rng = self.cfg.rng(salt)
-        w = _matrix((self.k, self.n), rng, self.port_fmt, 0.0)
+        w = matrix((self.k, self.n), rng, self.port_fmt, 0.0)
         await self.load_tile(dut, w)
         return w, rng
-
-
-def _matrix(shape, rng, fmt, special_fraction):
-    """``fmt`` values of moderate size, with corners (NaN, inf, zeros, subnormals) mixed in."""
-    values = rng.standard_normal(shape) * 2.0 ** rng.integers(-6, 7, shape)
-    big = rng.random(shape) < 0.02
-    values = np.where(big, values * 2.0 ** 120, values)     # sums that overflow
-    bits = convert(from_float64(values.astype(np.float32).astype(np.float64), FP32), FP32, fmt)[0]
-    corners = corner_values(fmt)
-    pick = rng.random(shape) < special_fraction
-    return np.where(pick, corners[rng.integers(0, len(corners), shape)], bits).astype(fmt.dtype)
-
-
-def _cancelling(x, weights, fmt, rng):
-    """Column 0 of every tile gets ``w[1] = -w[0]``; a fifth of the X rows get ``x[1] = x[0]``
-    (exact cancellation) or ``x[0]`` one ulp off (the sum cancels down to one product's ulp)."""
-    if x.shape[1] < 2:
-        return
-    sign = fmt.dtype.type(1 << (fmt.width - 1))
-    for w in weights:
-        w[1, 0] = w[0, 0] ^ sign
-    rows = np.flatnonzero(rng.random(len(x)) < 0.2)
-    x[rows, 1] = x[rows, 0] ^ (rng.random(len(rows)) < 0.5).astype(fmt.dtype)
 
 
 def _pack(values, width):
@@ -132,11 +108,8 @@ def _plan(s: Setup, rng):
     always). With them, each pass over a group's accumulator rows swaps in its own tile.
     """
     if not s.depth:
-        count = TILES * max(s.cfg.vectors // (TILES * 4), 8)
-        swaps = rng.random(count) < 1 / 8
-        swaps[0] = swaps[1] = True                       # a swap right after the first
-        tiles = [_matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(int(swaps.sum()))]
-        return _matrix((count, s.k), rng, s.port_fmt, 0.05), tiles, swaps, None
+        xs, tiles, swaps = rows_and_tiles(s.k, s.n, TILES * max(s.cfg.vectors // (TILES * 4), 8), s.port_fmt, rng)
+        return xs, tiles, swaps, None
     lengths = rng.integers(1, s.depth + 1, max(s.cfg.vectors // (4 * TILES * (s.depth + 1) // 2), 3))
     lengths[:2] = [1, s.depth]                       # back-to-back read-add-write; a full pass
     control, swaps = [], []
@@ -144,8 +117,8 @@ def _plan(s: Setup, rng):
         for t in range(TILES):
             control += [(a, int(t == 0), int(t == TILES - 1)) for a in range(m)]
             swaps += [a == 0 for a in range(m)]
-    tiles = [_matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(sum(swaps))]
-    return _matrix((len(control), s.k), rng, s.port_fmt, 0.05), tiles, np.array(swaps), control
+    tiles = [matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(sum(swaps))]
+    return matrix((len(control), s.k), rng, s.port_fmt, 0.05), tiles, np.array(swaps), control
 
 
 @cocotb.test()
@@ -154,7 +127,7 @@ async def streams_tiles_bubbles_and_backpressure(dut):
     n = s.n
     rng = s.cfg.rng()
     xs, tiles, swaps, control = _plan(s, rng)
-    _cancelling(xs, tiles, s.port_fmt, rng)
+    cancelling(xs, tiles, s.port_fmt, rng)
     want = s.golden(xs, tiles, swaps, control)
     await s.reset(dut)
 
@@ -222,8 +195,8 @@ async def defined_start_and_swaps_wait_for_their_tile(dut):
     await s.reset(dut)
     dut.y__ready.value = 1
     rng = s.cfg.rng(4)
-    tiles = [_matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(3)]
-    xs = _matrix((3, s.k), rng, s.port_fmt, 0.05)
+    tiles = [matrix((s.k, s.n), rng, s.port_fmt, 0.05) for _ in range(3)]
+    xs = matrix((3, s.k), rng, s.port_fmt, 0.05)
     swaps = [0, 1, 1]
     got = []
 
@@ -294,7 +267,7 @@ async def latency_matches_the_formula(dut):
     s = Setup()
     k, n = s.k, s.n
     w, rng = await s.start_with_tile(dut, salt=2)
-    x = _matrix((1, k), rng, s.port_fmt, 0.0)
+    x = matrix((1, k), rng, s.port_fmt, 0.0)
     dut.x__valid.value, dut.x__payload.value = 1, s.x_word(x[0], swap=1)
     await FallingEdge(dut.clk)
     dut.x__valid.value = 0
@@ -322,7 +295,7 @@ async def sustains_one_row_per_cycle(dut):
     w, rng = await s.start_with_tile(dut, salt=3)
     runs, all_x, all_got = [], [], []
     for m in map(int, os.environ.get("UNIT_MXU_ROWS", "1 8 64").split()):
-        xs = _matrix((m, k), rng, s.port_fmt, 0.0)
+        xs = matrix((m, k), rng, s.port_fmt, 0.0)
         got, cycles, sent = [], 0, 0
         with Timed() as t:
             while len(got) < m:
