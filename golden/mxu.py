@@ -29,10 +29,16 @@ def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32):
     """:func:`matmul` and, per element of ``y``, the OR of its multiplies' and adds' flags."""
     x, w = _operands(x, w)
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
-    y = np.zeros((x.shape[0], w.shape[1]), acc_fmt.dtype)
+    return _reduce(x, w[None], in_fmt, acc_fmt)
+
+
+def _reduce(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat):
+    """:func:`matmul_flags` of ``x`` (M x K) with ``w`` (1 x K x N: one tile, or M x K x N:
+    each row its own tile, so a stream of many tiles is one vectorised pass)."""
+    y = np.zeros((x.shape[0], w.shape[2]), acc_fmt.dtype)
     flags = np.zeros(y.shape, np.uint8)
     for k in range(x.shape[1]):
-        product, mul_flags = multiply(x[:, k, None], w[None, k, :], in_fmt, acc_fmt)
+        product, mul_flags = multiply(x[:, k, None], w[:, k, :], in_fmt, acc_fmt)
         y, add_flags = add(y, product, acc_fmt)
         flags |= mul_flags | add_flags
     return y, flags
@@ -155,11 +161,15 @@ def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt:
     if convert_inputs:
         x = convert(x, acc_fmt, in_fmt)[0]
         tiles = [convert(w, acc_fmt, in_fmt)[0] for w in tiles]
-    y = np.zeros((len(x), np.asarray(tiles[0]).shape[1]), acc_fmt.dtype)
-    row_flags = np.zeros(y.shape, np.uint8)
-    for t in np.unique(tile):
-        rows = tile == t
-        y[rows], row_flags[rows] = matmul_flags(x[rows], np.asarray(tiles[t]), in_fmt, acc_fmt)
+    if len(x):
+        x = bits_param("x", x, ndim=2)
+        w = np.stack([bits_param("tiles", t, ndim=2) for t in tiles[:tile[-1] + 1]])
+        if w.shape[1] != x.shape[1]:
+            raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but the tiles (K x N) have {w.shape[1]} rows")
+        y, row_flags = _reduce(x, w[tile], in_fmt, acc_fmt)
+    else:
+        y = np.zeros((0, np.asarray(tiles[0]).shape[1]), acc_fmt.dtype)
+        row_flags = np.zeros(y.shape, np.uint8)
     keep = np.ones(len(x), bool)
     if acc_depth:
         if control is None or len(control) != len(x):
