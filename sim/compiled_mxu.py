@@ -28,7 +28,7 @@ import numpy as np
 from golden.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import format_param
 from golden.mxu import stream
-from hdl.build import UNITS, add_unit_arguments
+from hdl.build import UNITS, add_unit_arguments, module_name
 
 from .compiled import compile_unit
 from .mxu_stimulus import cancelling, rows_and_tiles
@@ -257,9 +257,12 @@ def main(argv=None) -> int:
     params = {p.name: getattr(args, p.name) for p in UNITS["mxu"].params if p.name not in ("acc_depth", "axi_stream")}
     if params["out_rounding"] == "none":
         params["out_rounding"] = None
+    unit = UNITS["mxu"]
+    component = unit.build(**params)[0]
+    component._MustUse__silence = True          # read for its name; MxuModel elaborates its own
+    out = args.out or build_dir("results", f"compiled_mxu_{module_name(unit, component)}.json")
+    check_output(out, "--out")                              # before the build
     model = MxuModel(params)
-    out = args.out or build_dir("results", f"compiled_mxu_{model.name}.json")
-    check_output(out, "--out")
     report = check(model, args.vectors, args.seed, swap_rate=args.swap_rate)
     print(f"{report['module']}: {report['rows']} rows, {report['tiles']} tiles, {report['transfers']} y transfers "
           f"(golden {report['golden_rows']}), {report['mismatches']} mismatches, flags "
