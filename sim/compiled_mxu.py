@@ -135,9 +135,10 @@ def unpack_words(words: np.ndarray, width: int, count: int) -> np.ndarray:
 
 class MxuModel:
     """One MXU configuration (``hdl.build`` parameters, no output accumulators) compiled
-    with the stream-driving shim."""
+    with the stream-driving shim; ``verilog(text) -> text`` alters the generated Verilog
+    first (to break the unit on purpose)."""
 
-    def __init__(self, params: dict):
+    def __init__(self, params: dict, *, verilog=None):
         if params.get("acc_depth"):
             raise ValueError(f"acc_depth must be 0 for the compiled MXU path, not {params['acc_depth']}")
         self.params = params
@@ -156,7 +157,7 @@ class MxuModel:
             # Verilator spells ``__`` in a port name as ``___05F``.
             return text, None, re.sub(r"(m->[a-z]+)__", r"\1___05F", shim)
 
-        self.name, self.manifest, self.folder, library = compile_unit("mxu", params, prepare)
+        self.name, self.manifest, self.folder, library = compile_unit("mxu", params, prepare, verilog=verilog)
         self.lib = ctypes.CDLL(str(library))
         self.lib.unit_new.restype = ctypes.c_void_p
         self.lib.unit_free.argtypes = [ctypes.c_void_p]

@@ -1,6 +1,7 @@
 """The compiled MXU path: a 2x2 array streaming ~2000 rows with swaps, bubbles and
-backpressure is bit-exact against golden, and the check catches a corrupted ``y`` row and
-a wrong swap position; a bad argument is one line."""
+backpressure is bit-exact against golden, and the check catches a corrupted ``y`` row, a
+wrong swap position told to golden and a swap taking effect one row late in the netlist; a
+bad argument is one line."""
 
 import numpy as np
 import pytest
@@ -42,6 +43,15 @@ def test_wrong_swap_position_is_caught(model):
 
     report = check(model, 500, seed=7, golden_swaps=late, **HANDSHAKES)
     assert report["mismatches"] >= 1
+
+
+def test_late_swap_in_the_netlist_is_caught():
+    def late(text):                      # a swap row computes with the tile it replaces
+        assert text.count("assign sel_in = active ^ swap;") == 1
+        return text.replace("assign sel_in = active ^ swap;", "assign sel_in = active;")
+
+    report = check(MxuModel(PARAMS, verilog=late), 500, seed=8, **HANDSHAKES)
+    assert report["mismatches"] > 10
 
 
 def test_pack_words_round_trip():
