@@ -37,13 +37,14 @@ UNITS = {
     "add": ("fp32 adder", ("add", dict(fmt="fp32", rounding="rne"))),
     "sr": ("SR fp32 -> bf16", ("rounder", dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"))),
     "pe": ("MXU PE", None),
+    "pe_dsp": ("MXU PE, SB_MAC16", None),
 }
 PLAN = {
     "ecp5": [("bare", 0), ("mul_exact", 1), ("mul_rne", 3), ("add", 7), ("sr", 2), ("pe", (1, 7)),
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("add", 5), ("add", 9), ("mul_rne", 1), ("mul_rne", 2), ("mul_exact", 3),
              ("sr", 1), ("pe", (1, 5)), ("pe", (3, 9))],
-    "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (1, 7)), ("pe", (3, 9)), ("pe", (0, 0))],
+    "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (1, 7)), ("pe_dsp", (1, 7)), ("pe", (3, 9)), ("pe", (0, 0))],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
@@ -67,7 +68,7 @@ def component(kind: str, stages):
     from .significand import SignificandMultiplier
     if kind.startswith("bare"):
         return SignificandMultiplier(width=8), "sigmul_8x8"
-    if kind == "pe":
+    if kind.startswith("pe"):
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}"
     unit, params = UNITS[kind][1]
@@ -115,7 +116,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
     start = time.perf_counter()
     with _locked(lock):
         figures = place_and_route(unit, arch, cache / "work" / f"{arch}_{kind}_{name}",
-                                  synth_opts="-dsp" if kind == "bare_dsp" else "", details=True)
+                                  synth_opts="-dsp" if kind.endswith("_dsp") else "", details=True)
     unit, _ = component(kind, stages)
     timing.unused(unit)
     cells = figures.pop("cells")
@@ -128,13 +129,28 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
         dsp = cells.get("ICESTORM_DSP", 0)
     result = {"arch": arch, "kind": kind, "label": UNITS[kind][0], "module": name,
               "stages": list(stages) if isinstance(stages, tuple) else stages,
-              "latency": stages[0] + stages[1] + 1 if kind == "pe" else getattr(unit, "latency", 0),
+              "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
               "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": ff - harness_ffs(unit), "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
               "seed": SEED, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result
+
+
+def _latest(cache: Path, arch: str, kind: str, stages):
+    """The newest cached run of a plan entry, or None."""
+    design, name = component(kind, stages)
+    timing.unused(design)
+    hits = sorted(cache.glob(f"{arch}_{name}_{kind}_*.json"), key=lambda p: p.stat().st_mtime)
+    return json.loads(hits[-1].read_text()) if hits else None
+
+
+def cached_rows(cache: Path) -> list[dict]:
+    """Every plan entry of every architecture with a cached run (the outputs cover what
+    several sweeps, one per architecture, have measured)."""
+    found = (_latest(cache, arch, kind, stages) for arch in PLAN for kind, stages in PLAN[arch])
+    return [{**r, "latency": r["latency"] or 0} for r in found if r is not None]
 
 
 def _rpt_cells(rpt: str):
@@ -220,10 +236,9 @@ def fit(rows, model: dict) -> dict:
             new[arch] = model[arch]
             continue
         coeffs = dict(model[arch])
-        designs = [(timing.segments(_design(r["kind"], r["stages"])) if not r["kind"].startswith("bare")
-                    else [timing.Delay(mul=1)] if (arch == "ecp5" or r["kind"] == "bare_dsp") else None, period)
-                   for r, period in data]
-        designs = [(d, p) for d, p in designs if d is not None]
+        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs.
+        designs = [([timing.Delay(mul=1)] if r["kind"] == "bare" else timing.segments(_design(r["kind"], r["stages"])),
+                    period) for r, period in data if not r["kind"].endswith("_dsp")]
         for _ in range(10):
             a, y = [], []
             for delays, period in designs:
@@ -257,12 +272,9 @@ def main(argv=None) -> int:
     model = timing.load_model()
     for i, (arch, kind, stages) in enumerate(plan, 1):
         if args.cached_only:
-            design, name = component(kind, stages)
-            timing.unused(design)
-            hits = sorted(args.cache.glob(f"{arch}_{name}_{kind}_*.json"), key=lambda p: p.stat().st_mtime)
-            if not hits:
+            result = _latest(args.cache, arch, kind, stages)
+            if result is None:
                 continue
-            result = json.loads(hits[-1].read_text())
         else:
             try:
                 result = run(arch, kind, stages, args.cache, args.lock)
@@ -273,8 +285,7 @@ def main(argv=None) -> int:
         print(f"[{i}/{len(plan)}] {arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency "
               f"{result['latency']}, LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}", file=sys.stderr,
               flush=True)
-        if rows:
-            write_outputs(finish_rows(rows, model), args.docs)
+        write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
     if not rows:
         print("python -m synth.timing: error: no results", file=sys.stderr)
         return 2
@@ -282,7 +293,7 @@ def main(argv=None) -> int:
         model = fit(rows, model)
         timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
         print(f"wrote {timing.MODEL_PATH}")
-    rows = finish_rows(rows, model)
+    rows = finish_rows(cached_rows(args.cache), model)
     write_outputs(rows, args.docs)
     print(markdown(rows))
     return 0
