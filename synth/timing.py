@@ -40,11 +40,11 @@ UNITS = {
     "pe_dsp": ("MXU PE, SB_MAC16", None),
 }
 PLAN = {
-    "ecp5": [("bare", 0), ("mul_exact", 1), ("mul_rne", 3), ("add", 7), ("sr", 2), ("pe", (1, 7)),
+    "ecp5": [("bare", 0), ("mul_exact", 1), ("mul_rne", 3), ("add", 7), ("sr", 2), ("pe", (3, 7)),
+             ("add", 9), ("add", 5), ("pe", (5, 9)), ("mul_rne", 2), ("mul_exact", 3),
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
-             ("add", 3), ("add", 5), ("add", 9), ("mul_rne", 1), ("mul_rne", 2), ("mul_exact", 3),
-             ("sr", 1), ("pe", (1, 5)), ("pe", (3, 9))],
-    "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (1, 7)), ("pe_dsp", (1, 7)), ("pe", (3, 9)), ("pe", (0, 0))],
+             ("add", 3), ("sr", 1), ("mul_rne", 1), ("pe", (1, 1))],
+    "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (3, 7)), ("pe_dsp", (3, 7)), ("pe", (5, 9)), ("pe", (0, 0))],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
@@ -227,28 +227,35 @@ def markdown(rows) -> str:
 
 def fit(rows, model: dict) -> dict:
     """Least-squares fit of each architecture's coefficients to the measured periods; the
-    critical segment is re-chosen under the new coefficients until it settles."""
+    critical segment is re-chosen under the new coefficients until it settles. With fewer
+    runs than coefficients only ``t0`` moves (the slopes keep their values)."""
     from scipy.optimize import nnls
     new = {}
     for arch in model:
-        data = [(r, 1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch]
-        if len(data) < 4:
+        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs.
+        designs = [([timing.Delay(mul=1)] if r["kind"] == "bare" else timing.segments(_design(r["kind"], r["stages"])),
+                    1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch and not r["kind"].endswith("_dsp")]
+        if not designs:
             new[arch] = model[arch]
             continue
         coeffs = dict(model[arch])
-        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs.
-        designs = [([timing.Delay(mul=1)] if r["kind"] == "bare" else timing.segments(_design(r["kind"], r["stages"])),
-                    period) for r, period in data if not r["kind"].endswith("_dsp")]
+        full = len(designs) >= 2 * len(timing.COEFFICIENTS)
         for _ in range(10):
             a, y = [], []
             for delays, period in designs:
                 worst = max(delays, key=lambda d: timing.period_ns([d], coeffs))
                 a.append([1, worst.levels, worst.carry, worst.mul])
                 y.append(period)
-            x, _ = nnls(np.array(a, float), np.array(y, float))
+            a, y = np.array(a, float), np.array(y, float)
+            if full:
+                x, _ = nnls(a, y)
+            else:
+                slopes = np.array([coeffs[k] for k in timing.COEFFICIENTS[1:]])
+                x = [max(0.0, float(np.mean(y - a[:, 1:] @ slopes))), *slopes]
             coeffs = {**coeffs, **dict(zip(timing.COEFFICIENTS, (round(float(v), 4) for v in x)))}
         err = [timing.period_ns(d, coeffs) / p - 1 for d, p in designs]
-        coeffs.update(source=f"fitted to {len(designs)} nextpnr runs in docs/timing.csv",
+        coeffs.update(source=f"{'fitted' if full else 't0 fitted (slopes prior)'} to {len(designs)} nextpnr runs "
+                             "in docs/timing.csv",
                       rms_error_pct=round(100 * float(np.sqrt(np.mean(np.square(err)))), 1))
         new[arch] = coeffs
     return new
