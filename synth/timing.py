@@ -107,7 +107,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
     from .pnr import SEED, place_and_route
     unit, name = component(kind, stages)
     key_text = json.dumps([arch, kind, stages, SEED, tools()])
-    for path in HARDWARE:
+    for path in HARDWARE if not kind.startswith("bare") else ["synth/pnr.py", "synth/significand.py"]:
         key_text += (ROOT / path).read_text()
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
     path = cache / f"{arch}_{name}_{kind}_{key}.json"
