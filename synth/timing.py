@@ -130,7 +130,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
     result = {"arch": arch, "kind": kind, "label": UNITS[kind][0], "module": name,
               "stages": list(stages) if isinstance(stages, tuple) else stages,
               "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
-              "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": ff - harness_ffs(unit), "dsp": dsp,
+              "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
               "seed": SEED, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +142,7 @@ def _latest(cache: Path, arch: str, kind: str, stages):
     """The newest cached run of a plan entry, or None."""
     design, name = component(kind, stages)
     timing.unused(design)
-    hits = sorted(cache.glob(f"{arch}_{name}_{kind}_*.json"), key=lambda p: p.stat().st_mtime)
+    hits = sorted(cache.glob(f"{arch}_{name}_{kind}_" + "?" * 16 + ".json"), key=lambda p: p.stat().st_mtime)
     return json.loads(hits[-1].read_text()) if hits else None
 
 
@@ -150,7 +150,9 @@ def cached_rows(cache: Path) -> list[dict]:
     """Every plan entry of every architecture with a cached run (the outputs cover what
     several sweeps, one per architecture, have measured)."""
     found = (_latest(cache, arch, kind, stages) for arch in PLAN for kind, stages in PLAN[arch])
-    return [{**r, "latency": r["latency"] or 0} for r in found if r is not None]
+    # FF: at least 0 (Yosys drops the harness's registers on constant outputs, e.g. the exact
+    # multiplier's flags).
+    return [{**r, "latency": r["latency"] or 0, "ff": max(0, r["ff"])} for r in found if r is not None]
 
 
 def _rpt_cells(rpt: str):
