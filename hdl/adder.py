@@ -60,7 +60,7 @@ class FPAdder(ArithmeticUnit):
         ``rand`` width for ``sr`` (default: the format's precision).
     stages : int
         Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
-        the cut points: operands ordered, alignment shift (two halves), significand sum,
+        the cut points: magnitude compared, operands swapped, alignment shift (two halves), significand sum,
         leading-zero count, normalising shift (two halves), the rounder's, output, input.
 
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
@@ -78,7 +78,8 @@ class FPAdder(ArithmeticUnit):
         f, p = self.fmt, self.fmt.precision
         width = (rand_bits or 1) + 2 + p + 1
         return [("input", Delay()),
-                ("ordered", Delay(2, f.width - 1)),         # magnitude compare, swap, exponent difference
+                ("compared", Delay(1, f.width - 1)),        # magnitude compare, both exponent differences
+                ("ordered", Delay(2)),                      # swap multiplexers (fanout of the compare)
                 ("align_hi", Delay(3, f.exp_bits)),         # shift clamp, upper shift steps + sticky
                 ("aligned", Delay(3)),                      # lower shift steps + sticky
                 ("sum", Delay(1, width)),                   # significand add / subtract
@@ -113,14 +114,20 @@ class FPAdder(ArithmeticUnit):
         sig_b = Mux(b.is_zero_daz, 0, b.significand)
         inf_minus_inf = a.is_inf & b.is_inf & (a.sign != b.sign)
         side.update(
-            exp_l=Mux(swap, b.exponent, a.exponent), sign_l=Mux(swap, b.sign, a.sign), subtract=a.sign ^ b.sign,
-            zero_sign=a.sign & b.sign & a.is_zero_daz & b.is_zero_daz,
+            subtract=a.sign ^ b.sign, zero_sign=a.sign & b.sign & a.is_zero_daz & b.is_zero_daz,
             nan=a.is_nan | b.is_nan | inf_minus_inf,
             invalid=a.is_signalling | b.is_signalling | inf_minus_inf,
             any_inf=a.is_inf | b.is_inf, inf_sign=Mux(a.is_inf, a.sign, b.sign))
-        v = cut(m, "ordered", sig_l=Mux(swap, sig_b, sig_a), sig_s=Mux(swap, sig_a, sig_b),
-                shift=Mux(swap, b.exponent - a.exponent, a.exponent - b.exponent)[:f.exp_bits], **side)
+        # The compare's one bit drives every swap multiplexer: a cut between them.
+        v = cut(m, "compared", swap=swap, sig_a=sig_a, sig_b=sig_b, exp_a=a.exponent, exp_b=b.exponent,
+                sign_a=a.sign, sign_b=b.sign, diff_ab=(a.exponent - b.exponent)[:f.exp_bits],
+                diff_ba=(b.exponent - a.exponent)[:f.exp_bits], **side)
         side = {k: v[k] for k in side}
+        swap = v["swap"]
+        v = cut(m, "ordered", sig_l=Mux(swap, v["sig_b"], v["sig_a"]), sig_s=Mux(swap, v["sig_a"], v["sig_b"]),
+                shift=Mux(swap, v["diff_ba"], v["diff_ab"]), exp_l=Mux(swap, v["exp_b"], v["exp_a"]),
+                sign_l=Mux(swap, v["sign_b"], v["sign_a"]), **side)
+        side = {k: v[k] for k in [*side, "exp_l", "sign_l"]}
 
         # Align: the exact sum is (total + f) units, 0 < f < 1 exactly where sticky. The
         # shifter's log steps drop bits into sticky as they go.
