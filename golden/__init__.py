@@ -1,4 +1,4 @@
-"""Bit-exact NumPy golden model of the project's arithmetic (see DESIGN.md / docs/semantics.md)."""
+"""Bit-exact NumPy golden model of the project's arithmetic (docs/contract.md, docs/semantics.md)."""
 
 from .bits import Unpacked, from_float64, pack, to_float64, unpack
 from .formats import BF16, FP16, FP32, FP8_E4M3, FP8_E5M2, NAMED_FORMATS, TF32, FloatFormat, parse_format

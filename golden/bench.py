@@ -5,7 +5,6 @@ Prints operations per second (median of repeats) and writes them as JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -14,11 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from . import mxu
+from .cli import Parser, build_dir, check_output, command, write_text
 from .formats import BF16, FP32
 from .ops import add, convert, multiply
 from .vectors import random_encodings
 
 CHUNK = 1 << 16  # elements per call: large enough to amortise calls, small enough for cache
+MAX_SIZE = 1 << 25  # about 1 GB of operands and temporaries
 
 
 def _rate(fn, n: int, repeat: int) -> float:
@@ -58,18 +59,20 @@ def run(size: int, repeat: int, mxu_shape: tuple[int, int, int]) -> dict[str, fl
     return results
 
 
+@command("python -m golden.bench")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m golden.bench", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m golden.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1 << 22,
-                        help="elements per measured run (default 4194304, at least 65536)")
+                        help=f"elements per measured run, {CHUNK}..{MAX_SIZE} (default 4194304)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure; the median is quoted (1..100)")
-    parser.add_argument("--out", type=Path, default=Path("results/golden_bench.json"),
-                        help="JSON file for the figures (default results/golden_bench.json)")
+    out = build_dir("results", "golden_bench.json")
+    parser.add_argument("--out", type=Path, default=out, help=f"JSON file for the figures (default {out})")
     args = parser.parse_args(argv)
-    if args.size < CHUNK:
-        parser.error(f"--size must be at least {CHUNK}, not {args.size}")
+    if not CHUNK <= args.size <= MAX_SIZE:
+        parser.error(f"--size must be in {CHUNK}..{MAX_SIZE}, not {args.size}")
     if not 1 <= args.repeat <= 100:
         parser.error(f"--repeat must be in 1..100, not {args.repeat}")
+    check_output(args.out, "--out")
 
     results = run(args.size, args.repeat, (256, 128, 128))
     width = max(map(len, results))
@@ -78,8 +81,7 @@ def main(argv=None) -> int:
         print(f"  {name:<{width}}  {rate / 1e6:8.2f} M")
     per_pair = 1 / results["bf16 x bf16 -> fp32 multiplies/s"]
     print(f"  all 2^32 bf16 x bf16 pairs: {2 ** 32 * per_pair / 60:.1f} minutes of model time")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"size": args.size, "repeat": args.repeat, "per_second": results}, indent=2))
+    write_text(args.out, json.dumps({"size": args.size, "repeat": args.repeat, "per_second": results}, indent=2))
     print(f"wrote {args.out}")
     return 0
 

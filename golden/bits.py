@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import FloatFormat
+from .formats import FloatFormat, format_param
 
 __all__ = ["Unpacked", "unpack", "pack", "to_float64", "from_float64"]
 
@@ -52,6 +52,7 @@ class Unpacked:
 
 def unpack(bits, fmt: FloatFormat, work=np.uint64) -> Unpacked:
     """Split encodings (an integer array) into fields held in the unsigned type ``work``."""
+    fmt = format_param("fmt", fmt)
     bits = np.asarray(bits)
     if bits.dtype.kind not in "ui":
         raise TypeError(f"encodings must be integer bit patterns, not {bits.dtype}")
@@ -68,6 +69,7 @@ def unpack(bits, fmt: FloatFormat, work=np.uint64) -> Unpacked:
 
 def pack(sign, exponent, mantissa, fmt: FloatFormat) -> np.ndarray:
     """Assemble encodings from fields."""
+    fmt = format_param("fmt", fmt)
     sign = np.asarray(sign).astype(np.uint64)
     exponent = np.asarray(exponent).astype(np.uint64)
     mantissa = np.asarray(mantissa).astype(np.uint64)
@@ -77,6 +79,7 @@ def pack(sign, exponent, mantissa, fmt: FloatFormat) -> np.ndarray:
 
 def to_float64(bits, fmt: FloatFormat) -> np.ndarray:
     """Decode encodings to float64 for display and reference checks (exact, subnormals kept)."""
+    fmt = format_param("fmt", fmt)
     u = unpack(bits, fmt)
     normal = u.exponent != 0
     sig = np.where(normal, u.significand, u.mantissa).astype(np.float64)
@@ -91,6 +94,7 @@ def from_float64(values, fmt: FloatFormat) -> np.ndarray:
 
     Meant for writing test vectors and examples; raises if a value would need rounding.
     """
+    fmt = format_param("fmt", fmt)
     values = np.asarray(values, dtype=np.float64)
     sign = np.signbit(values).astype(np.uint64)
     mag = np.abs(values)

@@ -11,7 +11,7 @@ from .params import int_param
 
 __all__ = [
     "FloatFormat", "FP32", "BF16", "FP16", "TF32", "FP8_E5M2", "FP8_E4M3",
-    "NAMED_FORMATS", "parse_format",
+    "NAMED_FORMATS", "parse_format", "format_param",
 ]
 
 #: Range of exponent widths the project supports (wide enough for fp32, narrow
@@ -150,3 +150,11 @@ def parse_format(spec: str | FloatFormat) -> FloatFormat:
         if named == fmt:
             return named
     return fmt
+
+
+def format_param(name: str, value) -> FloatFormat:
+    """``value`` (a FloatFormat, a name or ``eXmY``) as a format; errors name ``name``."""
+    try:
+        return parse_format(value)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: {error}") from None

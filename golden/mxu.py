@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
 from . import xorshift
-from .formats import BF16, FP32, FloatFormat
+from .formats import BF16, FP32, FloatFormat, format_param
+from .params import bits_param, int_param
 from .ops import add, convert, convert_sr_bits, multiply
 from .rounding import Rounding
 
-__all__ = ["matmul", "accumulate_tiles", "round_outputs", "mxu"]
+__all__ = ["matmul", "matmul_flags", "accumulate_tiles", "round_outputs", "mxu", "Stream", "stream"]
 
 
 def matmul(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32) -> np.ndarray:
@@ -20,18 +22,34 @@ def matmul(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32) -> np.
     Each product is exact in ``acc_fmt`` apart from its exponent range (rounded with RNE:
     overflow to inf, FTZ); each ``+`` rounds to ``acc_fmt`` with RNE.
     """
-    x, w = np.asarray(x), np.asarray(w)
-    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[0]:
-        raise ValueError(f"need X (M x K) and W (K x N), got shapes {x.shape} and {w.shape}")
+    return matmul_flags(x, w, in_fmt, acc_fmt)[0]
+
+
+def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32):
+    """:func:`matmul` and, per element of ``y``, the OR of its multiplies' and adds' flags."""
+    x, w = _operands(x, w)
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     y = np.zeros((x.shape[0], w.shape[1]), acc_fmt.dtype)
+    flags = np.zeros(y.shape, np.uint8)
     for k in range(x.shape[1]):
-        product, _ = multiply(x[:, k, None], w[None, k, :], in_fmt, acc_fmt)
-        y, _ = add(y, product, acc_fmt)
-    return y
+        product, mul_flags = multiply(x[:, k, None], w[None, k, :], in_fmt, acc_fmt)
+        y, add_flags = add(y, product, acc_fmt)
+        flags |= mul_flags | add_flags
+    return y, flags
+
+
+def _operands(x, w):
+    """``x`` (M x K) and ``w`` (K x N) as integer arrays, or an error naming the mismatch."""
+    x, w = bits_param("x", x, ndim=2), bits_param("w", w, ndim=2)
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but w (K x N) has {w.shape[0]} rows "
+                         f"(shapes {x.shape} and {w.shape})")
+    return x, w
 
 
 def accumulate_tiles(y_tiles, acc_fmt: FloatFormat = FP32) -> np.ndarray:
     """Output accumulators: the first tile loads, then ``acc = acc + y_tile`` (RNE)."""
+    acc_fmt = format_param("acc_fmt", acc_fmt)
     acc = None
     for y in y_tiles:
         acc = np.asarray(y) if acc is None else add(acc, y, acc_fmt)[0]
@@ -45,14 +63,22 @@ def round_outputs(y, acc_fmt: FloatFormat, out_fmt: FloatFormat, rounding, seed:
     Column ``j`` uses xorshift lane ``j`` of a unit seeded with ``seed``; each lane steps
     once per output row. ``row_offset`` rows were rounded since the seed was loaded.
     """
+    return _round_flags(y, acc_fmt, out_fmt, rounding, seed, sr_bits, row_offset)[0]
+
+
+def _round_flags(y, acc_fmt, out_fmt, rounding, seed=0, sr_bits=None, row_offset=0):
+    """:func:`round_outputs` and the rounders' flags."""
+    acc_fmt, out_fmt = format_param("acc_fmt", acc_fmt), format_param("out_fmt", out_fmt)
     rounding = Rounding.parse(rounding)
-    y = np.asarray(y)
+    y = bits_param("y", y, ndim=2)
+    seed = int_param("seed", seed, 0, 0xFFFFFFFF)
+    row_offset = int_param("row_offset", row_offset, 0, 1 << 40)
     rand_bits = convert_sr_bits(acc_fmt, out_fmt, rounding, sr_bits)
     rand = None
     if rand_bits is not None:
         outputs, _ = xorshift.stream(xorshift.lane_seeds(seed, y.shape[1]), row_offset + y.shape[0])
         rand = xorshift.top_bits(outputs[row_offset:], rand_bits)
-    return convert(y, acc_fmt, out_fmt, rounding, rand, sr_bits)[0]
+    return convert(y, acc_fmt, out_fmt, rounding, rand, sr_bits)
 
 
 def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
@@ -73,11 +99,14 @@ def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
     seed : int
         Seed of the output rounders' xorshift lanes (stochastic ``out_rounding``).
     """
-    x, w = np.asarray(x), np.asarray(w)
-    k = x.shape[1] if x.ndim == 2 else 0
-    rows = k if rows is None else operator.index(rows)
-    if rows < 1 or k % rows:
-        raise ValueError(f"K = {k} must be a positive multiple of rows = {rows}")
+    x, w = _operands(x, w)
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
+    k = x.shape[1]
+    rows = k if rows is None else int_param("rows", rows, 1, max(k, 1))
+    if k % rows:
+        raise ValueError(f"K = {k} (x's columns) must be a multiple of rows = {rows}")
+    if out_rounding is not None:
+        out_rounding = Rounding.parse(out_rounding)
     if convert_inputs:
         x = convert(x, acc_fmt, in_fmt)[0]
         w = convert(w, acc_fmt, in_fmt)[0]
@@ -86,3 +115,65 @@ def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
     if out_rounding is None:
         return y
     return round_outputs(y, acc_fmt, in_fmt, out_rounding, seed, sr_bits)
+
+
+class Stream(NamedTuple):
+    """What the MXU does with a stream of rows (see :func:`stream`).
+
+    ``y``: the ``y`` rows in the order they leave; ``row_flags[i, j]``: the flags row ``i``
+    of X ORs into column ``j``'s sticky register when it leaves the array (its multiplies
+    and adds, its accumulator add, its output rounding); ``tile[i]``: the tile it used.
+    """
+
+    y: np.ndarray
+    row_flags: np.ndarray
+    tile: np.ndarray
+
+
+def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32,
+           convert_inputs: bool = False, out_rounding=None, seed: int = 0, sr_bits=None,
+           acc_depth: int = 0) -> Stream:
+    """The MXU fed X rows (M x K) with per-row swap marks, weight tiles loaded in order.
+
+    Row ``i`` uses the tile made active by the latest swap at or before it: the first row
+    swaps whatever ``swap[0]`` says (no row runs before a tile), and every swap activates
+    the next of ``tiles``. ``control`` (with ``acc_depth`` accumulator rows, initially +0):
+    per row ``(addr, first, last)``; rows without ``last`` write the accumulator and
+    produce no ``y`` row, ``last`` rows write no accumulator. The output
+    rounders' lanes (seeded with ``seed``) step once per ``y`` row. Input conversion
+    (``convert_inputs``) raises no flags.
+    """
+    x = np.asarray(x)
+    swap = np.asarray(swap, bool).copy()
+    if len(swap) != len(x):
+        raise ValueError(f"need one swap mark per X row: {len(swap)} marks, {len(x)} rows")
+    if len(swap):
+        swap[0] = True
+    tile = np.cumsum(swap) - 1
+    if len(x) and tile[-1] >= len(tiles):
+        raise ValueError(f"{tile[-1] + 1} swaps need as many tiles, not {len(tiles)}")
+    if convert_inputs:
+        x = convert(x, acc_fmt, in_fmt)[0]
+        tiles = [convert(w, acc_fmt, in_fmt)[0] for w in tiles]
+    y = np.zeros((len(x), np.asarray(tiles[0]).shape[1]), acc_fmt.dtype)
+    row_flags = np.zeros(y.shape, np.uint8)
+    for t in np.unique(tile):
+        rows = tile == t
+        y[rows], row_flags[rows] = matmul_flags(x[rows], np.asarray(tiles[t]), in_fmt, acc_fmt)
+    keep = np.ones(len(x), bool)
+    if acc_depth:
+        if control is None or len(control) != len(x):
+            raise ValueError("acc_depth needs one (addr, first, last) per X row in control")
+        acc = np.zeros((acc_depth, y.shape[1]), acc_fmt.dtype)
+        for i, (addr, first, last) in enumerate(control):
+            if not first:
+                y[i], acc_flags = add(acc[addr], y[i], acc_fmt)
+                row_flags[i] |= acc_flags
+            if not last:        # a last row leaves on y and leaves the accumulator alone
+                acc[addr] = y[i]
+            keep[i] = bool(last)
+    out = y[keep]
+    if out_rounding is not None:
+        out, round_flags = _round_flags(out, acc_fmt, in_fmt, out_rounding, seed, sr_bits)
+        row_flags[keep] |= round_flags
+    return Stream(out, row_flags, tile)

@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 
 from .bits import unpack
-from .formats import FP32, FloatFormat
+from .formats import FP32, FloatFormat, format_param
 from .rounding import Flags, Rounding, resolve_sr_bits, round_raw
 
 __all__ = [
@@ -35,6 +35,7 @@ ADD_GUARD_BITS = 34
 def convert_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bits=None):
     """``rand`` width of a conversion: by default every discarded bit; None when it
     takes no ``rand`` (not stochastic, or a widening conversion that never rounds)."""
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     discarded = in_fmt.precision - out_fmt.precision
     rand_bits = resolve_sr_bits(rounding, sr_bits, discarded)
     return rand_bits if discarded > 0 else None
@@ -43,6 +44,7 @@ def convert_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bits
 def multiply_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bits=None):
     """``rand`` width of a multiplication: by default every discarded bit of the 2p-bit
     product; None when it takes no ``rand`` (not stochastic, or the product is exact)."""
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     discarded = 2 * in_fmt.precision - out_fmt.precision
     rand_bits = resolve_sr_bits(rounding, sr_bits, discarded)
     return rand_bits if discarded > 0 else None
@@ -50,6 +52,7 @@ def multiply_sr_bits(in_fmt: FloatFormat, out_fmt: FloatFormat, rounding, sr_bit
 
 def add_sr_bits(out_fmt: FloatFormat, rounding, sr_bits=None):
     """``rand`` width of an addition: by default the output precision."""
+    out_fmt = format_param("out_fmt", out_fmt)
     return resolve_sr_bits(rounding, sr_bits, out_fmt.precision)
 
 
@@ -71,7 +74,12 @@ def _work_type(bits: int):
 def _elementwise(kernel, out_fmt: FloatFormat, rand, *operands):
     """``kernel(*operands, rand)`` over the broadcast operands (and ``rand``), in chunks."""
     arrays = [np.asarray(x) for x in operands] + ([np.asarray(rand)] if rand is not None else [])
-    shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    except ValueError:
+        shapes = ", ".join(str(x.shape) for x in arrays)
+        raise ValueError(f"operand{'s and rand' if rand is not None else 's'} must broadcast "
+                         f"to one shape, not {shapes}") from None
     if math.prod(shape) <= CHUNK:
         arrays = [x if x.shape == shape else np.broadcast_to(x, shape) for x in arrays]
         if rand is None:
@@ -99,7 +107,12 @@ def _finish(bits, flags, fmt, nan, invalid, special, special_bits):
 
 def convert(a, in_fmt: FloatFormat, out_fmt: FloatFormat, rounding=Rounding.NEAREST_EVEN,
             rand=None, sr_bits=None):
-    """Convert ``in_fmt`` encodings to ``out_fmt`` (the stochastic rounding unit's model)."""
+    """Convert ``in_fmt`` encodings to ``out_fmt`` (the stochastic rounding unit's model).
+
+    Formats are FloatFormats, names (``"bf16"``) or ``"eXmY"``; ``rounding`` a Rounding
+    or its name (``"rne"``, ``"rtz"``, ``"sr"``, ``"sr-half"``).
+    """
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     rounding = Rounding.parse(rounding)
     rand_bits = convert_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
     kernel = partial(_convert, in_fmt=in_fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
@@ -120,6 +133,7 @@ def _convert(a, rand, in_fmt, out_fmt, rounding, rand_bits):
 def multiply(a, b, in_fmt: FloatFormat, out_fmt: FloatFormat = FP32,
              rounding=Rounding.NEAREST_EVEN, rand=None, sr_bits=None):
     """Multiply two ``in_fmt`` arrays, rounding the exact product once to ``out_fmt``."""
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     rounding = Rounding.parse(rounding)
     rand_bits = multiply_sr_bits(in_fmt, out_fmt, rounding, sr_bits)
     kernel = partial(_multiply, in_fmt=in_fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
@@ -156,8 +170,9 @@ def add(a, b, fmt: FloatFormat = FP32, rounding=Rounding.NEAREST_EVEN, rand=None
 
     ``x + (-x)`` is ``+0`` in every mode and ``(-0) + (-0)`` is ``-0``.
     """
+    fmt = format_param("fmt", fmt)
+    out_fmt = fmt if out_fmt is None else format_param("out_fmt", out_fmt)
     rounding = Rounding.parse(rounding)
-    out_fmt = fmt if out_fmt is None else out_fmt
     rand_bits = add_sr_bits(out_fmt, rounding, sr_bits)
     kernel = partial(_add, fmt=fmt, out_fmt=out_fmt, rounding=rounding, rand_bits=rand_bits)
     return _elementwise(kernel, out_fmt, rand, a, b)

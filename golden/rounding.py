@@ -60,6 +60,9 @@ def resolve_sr_bits(rounding: Rounding, sr_bits, default: int) -> int | None:
         if not rounding.is_stochastic:
             raise ValueError(f"sr_bits={sr_bits} needs stochastic rounding (sr, sr-half), "
                              f"not {rounding.value}")
+        if rounding is Rounding.STOCHASTIC_HALF and sr_bits != 1:
+            raise ValueError(f"sr_bits={sr_bits}: sr-half uses one random bit "
+                             "(leave sr_bits out, or use sr)")
     if rounding is Rounding.STOCHASTIC_HALF:
         return 1
     if rounding is Rounding.STOCHASTIC:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .formats import FloatFormat
+from .formats import FloatFormat, format_param
 from .rounding import Flags, Rounding
 
 __all__ = ["decode", "round_exact", "convert", "multiply", "add"]
@@ -74,6 +74,7 @@ def _nan(fmt, signalling_inputs, invalid=False):
 
 
 def convert(a: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=None):
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     x = decode(a, in_fmt)
     if x[0] == "nan":
         return _nan(out_fmt, [x[1]])
@@ -83,6 +84,7 @@ def convert(a: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=None):
 
 
 def multiply(a: int, b: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=None):
+    in_fmt, out_fmt = format_param("in_fmt", in_fmt), format_param("out_fmt", out_fmt)
     x, y = decode(a, in_fmt), decode(b, in_fmt)
     nans = [v[1] for v in (x, y) if v[0] == "nan"]
     if nans:
@@ -97,7 +99,8 @@ def multiply(a: int, b: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=Non
 
 
 def add(a: int, b: int, fmt, rounding, rand=None, rand_bits=None, out_fmt=None):
-    out_fmt = fmt if out_fmt is None else out_fmt
+    fmt = format_param("fmt", fmt)
+    out_fmt = fmt if out_fmt is None else format_param("out_fmt", out_fmt)
     x, y = decode(a, fmt), decode(b, fmt)
     nans = [v[1] for v in (x, y) if v[0] == "nan"]
     if nans:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import FloatFormat
+from .formats import FloatFormat, format_param
+from .params import int_param, real_param, rng_param
+
+#: Most encodings one call returns.
+MAX_VECTORS = 1 << 31
 
 __all__ = ["corner_values", "random_encodings", "near_pairs", "far_pairs"]
 
@@ -12,6 +16,7 @@ __all__ = ["corner_values", "random_encodings", "near_pairs", "far_pairs"]
 def corner_values(fmt: FloatFormat) -> np.ndarray:
     """Both signs of: zero, smallest/largest subnormal, smallest normal and its neighbours,
     one and its neighbours, largest finite and its neighbour, inf, quiet and signalling NaNs."""
+    fmt = format_param("fmt", fmt)
     e = fmt.man_bits
     magnitudes = [
         0, 1, fmt.man_mask,                                    # zero, subnormals
@@ -28,10 +33,16 @@ def corner_values(fmt: FloatFormat) -> np.ndarray:
     return np.concatenate([magnitudes, magnitudes | sign]).astype(fmt.dtype)
 
 
+def _common(fmt, n, rng):
+    return format_param("fmt", fmt), int_param("n", n, 0, MAX_VECTORS), rng_param("rng", rng)
+
+
 def random_encodings(fmt: FloatFormat, n: int, rng: np.random.Generator,
                      special_fraction: float = 0.25) -> np.ndarray:
     """``n`` encodings: uniform bit patterns, with ``special_fraction`` of them drawn from
     the corner classes or from exponents at the edges of the range."""
+    fmt, n, rng = _common(fmt, n, rng)
+    special_fraction = real_param("special_fraction", special_fraction, 0.0, 1.0)
     bits = rng.integers(0, 1 << fmt.width, n, dtype=np.uint64)
     pick = rng.random(n) < special_fraction
     corners = corner_values(fmt)
@@ -44,6 +55,7 @@ def random_encodings(fmt: FloatFormat, n: int, rng: np.random.Generator,
 
 def near_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
     """Pairs ``(a, b)`` with ``b`` a few ulps or binades from ``+-a``: cancellation, carries, ties."""
+    fmt, n, rng = _common(fmt, n, rng)
     a = random_encodings(fmt, n, rng, special_fraction=0.1).astype(np.int64)
     distance = rng.integers(-(1 << min(fmt.man_bits + 3, 30)), 1 << min(fmt.man_bits + 3, 30), n)
     distance = np.where(rng.random(n) < 0.5, distance >> rng.integers(0, fmt.man_bits + 3, n), distance)
@@ -55,6 +67,7 @@ def near_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
 def far_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
     """Pairs ``(a, b)`` with ``b`` many binades below ``a``, either sign: bits lost to sticky.
     A third of the ``a`` are powers of two, where ``a - tiny`` drops into the binade below."""
+    fmt, n, rng = _common(fmt, n, rng)
     a = random_encodings(fmt, n, rng, special_fraction=0.0)
     a = np.where(rng.random(n) < 0.3, a & ~np.array(fmt.man_mask, fmt.dtype), a)
     exp_a = (a.astype(np.int64) >> fmt.man_bits) & fmt.exp_max_field

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .params import int_param
+
 __all__ = [
     "ZERO_SEED_REPLACEMENT", "LANE_STRIDE", "lane_seeds", "step", "jump", "stream", "top_bits",
     "lane_rand",
@@ -21,12 +23,15 @@ ZERO_SEED_REPLACEMENT = 2463534242
 LANE_STRIDE = 0x9E3779B9
 
 _MASK = 0xFFFFFFFF
+#: Largest lane count and stream length the functions accept (memory, not arithmetic, limits them).
+MAX_LANES = 1 << 20
+MAX_STEPS = 1 << 40
 
 
 def lane_seeds(seed: int, lanes: int) -> np.ndarray:
     """Initial states (uint32) of ``lanes`` generators seeded with ``seed``; never 0."""
-    if not 0 <= seed <= _MASK:
-        raise ValueError(f"seed must be in 0..{_MASK}, not {seed}")
+    seed = int_param("seed", seed, 0, _MASK)
+    lanes = int_param("lanes", lanes, 1, MAX_LANES)
     offsets = (np.arange(lanes, dtype=np.uint64) * np.uint64(LANE_STRIDE)) & np.uint64(_MASK)
     states = (np.uint64(seed) ^ offsets).astype(np.uint32)
     return np.where(states == 0, np.uint32(ZERO_SEED_REPLACEMENT), states)
@@ -74,6 +79,7 @@ def _apply(columns: list[int], states: np.ndarray) -> np.ndarray:
 
 def jump(states: np.ndarray, n: int) -> np.ndarray:
     """The states of every lane after ``n`` steps, in O(log n) matrix work."""
+    n = int_param("n", n, 0, MAX_STEPS)
     return _apply(_jump_matrix(n), np.asarray(states, dtype=np.uint32))
 
 
@@ -83,6 +89,7 @@ def stream(states: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     Long streams are generated as parallel chunks whose starting states come from
     ``jump``: the same outputs as stepping ``n`` times.
     """
+    n = int_param("n", n, 0, MAX_STEPS)
     states = np.asarray(states, dtype=np.uint32)
     chunk = max(1, min(n, int(np.sqrt(64 * max(n, 1)))))
     starts = [states]
@@ -102,10 +109,12 @@ def stream(states: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def top_bits(values: np.ndarray, rand_bits: int) -> np.ndarray:
     """The top ``rand_bits`` bits of 32-bit generator outputs: a rounder's ``rand``."""
+    rand_bits = int_param("rand_bits", rand_bits, 1, 32)
     return np.asarray(values, dtype=np.uint32) >> np.uint32(32 - rand_bits)
 
 
 def lane_rand(seed: int, lanes: int, n: int, rand_bits: int) -> np.ndarray:
     """``rand[n, lanes]`` a freshly seeded ``lanes``-lane unit feeds its rounders."""
+    rand_bits = int_param("rand_bits", rand_bits, 1, 32)
     outputs, _ = stream(lane_seeds(seed, lanes), n)
     return top_bits(outputs, rand_bits)

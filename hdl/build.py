@@ -18,6 +18,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from golden.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
@@ -25,10 +26,11 @@ from . import timing
 from .adder import FPAdder
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
-__all__ = ["UNITS", "Unit", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
+__all__ = ["UNITS", "Unit", "add_unit_arguments", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,19 @@ class Unit:
     help: str = ""
 
     def build(self, **kwargs):
+        """The component and its parameter values; a stochastic rounding that never
+        rounds (an exact product, a widening conversion) is an error, not a silent rne."""
+        unknown = set(kwargs) - {p.name for p in self.params}
+        if unknown:
+            raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
+                            f"(parameters: {', '.join(p.name for p in self.params)})")
         values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
-        return self.cls(**values), values
+        component = self.cls(**values)
+        rounding = getattr(component, "rounding", None)
+        if rounding is not None and rounding.is_stochastic and component.rand_bits is None:
+            raise ValueError(f"rounding {rounding.value}: this {self.key} never rounds (every result is exact "
+                             "in the output format); use rne")
+        return component, values
 
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
@@ -87,7 +100,9 @@ UNITS = {
         Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
         Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
         Param("mul_stages", "int", 0, "multiplier register stages 0..16 (default 0)"),
-        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)")),
+        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)"),
+        Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
+              "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (
         Param("lanes", "int", 1, "generators, 1..1024 (default 1)"),), "xorshift32 generator lanes"),
@@ -120,6 +135,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append(f"o{_name_part(component.out_rounding)}{component.rand_bits or ''}")
         if component.acc_depth:
             parts.append(f"acc{component.acc_depth}")
+        if component.axi_stream:
+            parts.append("axis")
         return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
@@ -132,19 +149,13 @@ def module_name(unit: Unit, component) -> str:
 
 
 def to_verilog(component, name: str) -> str:
-    return verilog.convert(component, name=name, emit_src=False)
+    """The component as Verilog module ``name``, its ports in signature order."""
+    text = verilog.convert(component, name=name, emit_src=False)
+    return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 
-# Yosys escapes names that are SystemVerilog keywords: ``\rand `` is the identifier ``rand``.
-_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?(\w+)\s*;", re.M)
-
-
-def ports_of(text: str, name: str) -> list[dict]:
-    """The top module's ports, read from its Verilog."""
-    start = text.index(f"module {name}(")
-    body = text[start:text.index("endmodule", start)]
-    return [{"name": n, "direction": d, "width": int(msb) + 1 if msb else 1}
-            for d, msb, n in _PORT.findall(body)]
+def _clocked(text: str, name: str) -> bool:
+    return any(p["name"] == "clk" for p in ports_of(text, name))
 
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
@@ -152,13 +163,15 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
+    if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
+        params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:
         facts["timing"] = timing
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
-            **facts, "ports": ports_of(text, name)}
+            **facts, "ports": signature_ports(component, _clocked(text, name))}
 
 
 def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
@@ -168,14 +181,17 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 
 def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None = None) -> tuple[Path, Path]:
-    """Write an elaborated configuration's ``NAME.v`` and ``NAME.json`` into ``out_dir``
-    (``timing``: the ``build_for`` facts for the manifest)."""
+    """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
+    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
-    out_dir.mkdir(parents=True, exist_ok=True)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
-    v_path.write_text(text)
-    j_path.write_text(json.dumps(manifest(unit, component, values, name, text, timing), indent=2) + "\n")
+    facts = manifest(unit, component, values, name, text, timing)
+    write_text(v_path, text)
+    write_text(j_path, json.dumps(facts, indent=2) + "\n")
+    about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
+    write_text(out_dir / f"{name}_inst.v",
+               instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     return v_path, j_path
 
 
@@ -250,31 +266,20 @@ def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    out = build_dir("verilog")
+    parser = Parser(
         prog="python -m hdl.build", description=__doc__.split("\n\n")[0],
-        epilog="Without a unit: the default configuration of every unit, into build/.")
-    parser.add_argument("-o", "--out-dir", type=Path, default=Path("build"), help="output folder (default build/)")
+        epilog=f"Without a unit: the default configuration of every unit, into {out}.")
+    parser.add_argument("-o", "--out-dir", type=Path, default=out, help=f"output folder (default {out})")
     parser.add_argument("--list", action="store_true", help="list the units and their parameters")
     sub = parser.add_subparsers(dest="unit", metavar="UNIT")
     for unit in UNITS.values():
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
-        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help="output folder (default build/)")
-        for param in unit.params:
-            flag = "--" + param.name.replace("_", "-")
-            if param.kind == "bool":
-                p.add_argument(flag, dest=param.name, action=argparse.BooleanOptionalAction,
-                               default=param.default, help=param.help)
-            elif param.kind in ("rounding", "optional-rounding"):
-                none = ["none"] if param.kind == "optional-rounding" else []
-                p.add_argument(flag, dest=param.name, choices=none + [r.value for r in Rounding],
-                               default=param.default, help=param.help)
-            elif param.kind in ("int", "optional-int"):
-                # Depths default to None so an explicit one can be told from --target-mhz's choice.
-                default = None if param.name in DEPTH.get(unit.key, ()) else param.default
-                p.add_argument(flag, dest=param.name, type=int, default=default, help=param.help)
-            else:
-                p.add_argument(flag, dest=param.name, default=param.default, help=param.help)
+        p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help=f"output folder (default {out})")
+        add_unit_arguments(p, unit)
         if unit.key in DEPTH:
+            # Depths default to None so an explicit one can be told from --target-mhz's choice.
+            p.set_defaults(**{name: None for name in DEPTH[unit.key]})
             p.add_argument("--target-mhz", type=float, default=None, metavar="F",
                            help=f"pick the smallest {'/'.join(DEPTH[unit.key])} predicted to reach F MHz "
                                 "(not with an explicit depth)")
@@ -284,6 +289,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_unit_arguments(parser: argparse.ArgumentParser, unit: Unit, skip=()) -> None:
+    """One ``--flag`` per parameter of ``unit`` (but those named in ``skip``), as ``hdl.build`` spells them."""
+    for param in unit.params:
+        if param.name in skip:
+            continue
+        flag = "--" + param.name.replace("_", "-")
+        if param.kind == "bool":
+            parser.add_argument(flag, dest=param.name, action=argparse.BooleanOptionalAction,
+                                default=param.default, help=param.help)
+        elif param.kind in ("rounding", "optional-rounding"):
+            none = ["none"] if param.kind == "optional-rounding" else []
+            parser.add_argument(flag, dest=param.name, choices=none + [r.value for r in Rounding],
+                                default=param.default, help=param.help)
+        elif param.kind in ("int", "optional-int"):
+            parser.add_argument(flag, dest=param.name, type=int, default=param.default, help=param.help)
+        else:
+            parser.add_argument(flag, dest=param.name, default=param.default, help=param.help)
+
+
+@command("python -m hdl.build")
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -293,24 +318,27 @@ def main(argv=None) -> int:
             for param in unit.params:
                 print(f"    --{param.name.replace('_', '-'):<10} {param.help}")
         return 0
+    check_output(args.out_dir, "--out-dir", folder=True)
     jobs = [(UNITS[args.unit], {p.name: getattr(args, p.name) for p in UNITS[args.unit].params})] \
         if args.unit else [(unit, {}) for unit in UNITS.values()]
     target, arch = getattr(args, "target_mhz", None), getattr(args, "arch", None)
-    for unit, kwargs in jobs:
+    built = []
+    for unit, kwargs in jobs:     # every configuration checked before anything is written
         explicit = [k for k in DEPTH.get(unit.key, ()) if kwargs.get(k) is not None]
         if target is not None and explicit:
-            parser.exit(2, f"python -m hdl.build {unit.key}: error: --target-mhz picks the depth: give it or "
-                           f"--{explicit[0].replace('_', '-')}, not both\n")
+            parser.error(f"{unit.key}: --target-mhz picks the depth: give it or "
+                         f"--{explicit[0].replace('_', '-')}, not both")
         kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in DEPTH.get(unit.key, ())}
         try:
             if target is None and arch is None:
-                v_path, j_path = write(unit, args.out_dir, **kwargs)
+                built.append((unit, *unit.build(**kwargs), None))
             else:
-                component, values, facts = build_for(unit, kwargs, arch or "ecp5", target)
-                v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
+                built.append((unit, *build_for(unit, kwargs, arch or "ecp5", target)))
         except (TypeError, ValueError) as error:
-            parser.exit(2, f"python -m hdl.build {unit.key}: error: {error}\n")
-        print(f"wrote {v_path} and {j_path.name}")
+            parser.error(f"{unit.key}: {error}")
+    for unit, component, values, facts in built:
+        v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
+        print(f"wrote {v_path}, {j_path.name} and {v_path.stem}_inst.v")
     return 0
 
 

@@ -1,24 +1,30 @@
-"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (DESIGN.md section 7).
+"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md).
 
 Streams (``amaranth.lib.stream``, valid/ready):
 
-* ``w``: one row of the weight tile per transfer (``cols`` values); after ``rows`` rows the
-  tile becomes active (the swap) for every ``x`` row accepted from the next cycle on.
-* ``x``: one row of X per transfer (``rows`` values), at most one per cycle. With output
-  accumulators the payload is a struct: ``data`` (the row), ``addr`` (accumulator row),
-  ``first`` (this tile's result loads the accumulator) and ``last`` (the sum leaves on ``y``;
-  other rows only update the accumulator and produce no ``y`` row).
+* ``w``: one row of a weight tile per transfer (``cols`` values), into the shadow buffer;
+  after ``rows`` rows the shadow tile is complete and ``w`` waits for a swap.
+* ``x``: one row of X per transfer; the payload is a struct: ``data`` (``rows`` values),
+  ``swap`` (the complete shadow tile becomes active from this row on; such a row waits
+  until the shadow tile is complete), and with output accumulators ``addr``, ``first``
+  (this tile's result loads the accumulator) and ``last`` (the sum leaves on ``y``; other
+  rows only update the accumulator and produce no ``y`` row). The first row after reset
+  swaps whatever its ``swap`` bit: no row is accepted before a tile.
 * ``y``: one row of ``Y = X . W`` per transfer (``cols`` values), in order.
 
 Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``acc_fmt``;
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
-(``golden.mxu.mxu``). Backpressure on ``y`` stalls the whole array.
+(``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
+``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
+FIFO's read side. ``flags`` holds, per column, the OR of the five flags of every multiply,
+add, accumulator add and output rounding of the rows that left the array since the last
+``flags_clear``.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import EnableInserter, Module, Mux, Signal, unsigned
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import BF16, FP32
@@ -39,7 +45,7 @@ MAX_ACC_DEPTH = 65536
 
 
 class MXU(wiring.Component):
-    """Weight-stationary systolic array; see the module docstring.
+    """Weight-stationary systolic array; see the module docstring and docs/mxu.md.
 
     Parameters (keyword-only)
     -------------------------
@@ -60,17 +66,22 @@ class MXU(wiring.Component):
         Output accumulator rows: 0 (none) or a power of two, 2..65536.
     mul_stages, add_stages : int
         Register stages of every processing element's multiplier and adder, 0..16.
+    axi_stream : bool
+        Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
+        (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
-                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0):
+                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, axi_stream=False):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         check_exact_products(self.in_fmt, self.acc_fmt)
-        if not isinstance(convert_inputs, bool):
-            raise TypeError(f"convert_inputs must be True or False, not {convert_inputs!r}")
+        for name, value in (("convert_inputs", convert_inputs), ("axi_stream", axi_stream)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, not {value!r}")
+        self.axi_stream = axi_stream
         self.convert_inputs = convert_inputs
         self.out_rounding = None if out_rounding in (None, "none") else \
             rounding_param(out_rounding, name="out_rounding")
@@ -87,15 +98,27 @@ class MXU(wiring.Component):
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
-        x_layout = row(self.rows, in_port_fmt)
+        x_fields = {"data": row(self.rows, in_port_fmt), "swap": unsigned(1)}
         if self.acc_depth:
-            x_layout = data.StructLayout({"data": x_layout, "addr": unsigned(self.acc_addr_width),
-                                          "first": unsigned(1), "last": unsigned(1)})
-        ports = {
-            "w": In(stream.Signature(row(self.cols, in_port_fmt))),
-            "x": In(stream.Signature(x_layout)),
-            "y": Out(stream.Signature(row(self.cols, self.out_fmt))),
-        }
+            x_fields.update(addr=unsigned(self.acc_addr_width), first=unsigned(1), last=unsigned(1))
+        self._streams = {"w": stream.Signature(row(self.cols, in_port_fmt)),
+                         "x": stream.Signature(data.StructLayout(x_fields)),
+                         "y": stream.Signature(row(self.cols, self.out_fmt))}
+        if axi_stream:
+            ports = {}
+            for name, sig in self._streams.items():
+                port, inward = (f"m_axis_{name}_", Out) if name == "y" else (f"s_axis_{name}_", In)
+                outward = Out if inward is In else In
+                layout = sig.members["payload"].shape
+                if name == "x":
+                    ports.update({port + "tdata": In(layout["data"].shape),
+                                  port + "tuser": In(layout.size - layout["data"].shape.size)})
+                else:
+                    ports[port + "tdata"] = inward(layout)
+                ports.update({port + "tvalid": inward(1), port + "tready": outward(1)})
+        else:
+            ports = {name: (Out if name == "y" else In)(sig) for name, sig in self._streams.items()}
+        ports.update(flags=Out(data.ArrayLayout(unsigned(5), self.cols)), flags_clear=In(1))
         if self.rand_bits is not None:
             ports.update(seed=In(32), seed_load=In(1))
         super().__init__(ports)
@@ -116,11 +139,34 @@ class MXU(wiring.Component):
         return self.add_stages + 1
 
     @property
+    def array_latency(self) -> int:
+        """Cycles from accepting an ``x`` row to its leaving the array (into the output
+        FIFO, the accumulators and the sticky flags): ``rows * (add_stages + 1) +
+        mul_stages + cols - 1``."""
+        return self.rows * self.psum_latency + self.mul_stages + self.cols - 1
+
+    @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``rows * (add_stages + 1) + mul_stages + cols - 1`` (input conversion, accumulators
-        and output rounders add no register)."""
-        return self.rows * self.psum_latency + self.mul_stages + self.cols - 1
+        ``array_latency + 1`` (the output FIFO; input conversion, accumulators and output
+        rounders add no register)."""
+        return self.array_latency + 1
+
+    @property
+    def fifo_depth(self) -> int:
+        """Output FIFO rows (credits): the smallest power of two >= ``latency + 1``.
+
+        A credit is taken when a ``y``-producing row is accepted and returned when its
+        ``y`` row is transferred, ``latency`` cycles later at the earliest; ``x.ready`` is
+        a function of the registered credit count, so full rate needs ``latency + 1``.
+        """
+        return 1 << self.latency.bit_length()
+
+    @property
+    def drain_cycles(self) -> int:
+        """Cycles after a swap row is accepted during which rows before it may still read
+        the old tile: ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + cols - 1``)."""
+        return (self.rows - 1) * self.psum_latency + self.cols - 1
 
     def _converted(self, m, values, name):
         """``values`` (a payload array) as ``in_fmt`` encodings, RNE from ``acc_fmt`` if asked."""
@@ -134,106 +180,153 @@ class MXU(wiring.Component):
             out.append(conv.result)
         return out
 
+    def _stream_ports(self, m):
+        """The ``w``, ``x``, ``y`` streams, wired to the AXI4-Stream ports if asked."""
+        if not self.axi_stream:
+            return self.w, self.x, self.y
+        w, x = self._streams["w"].create(), self._streams["x"].create()
+        y = self._streams["y"].flip().create()
+        m.d.comb += [
+            w.payload.eq(self.s_axis_w_tdata), w.valid.eq(self.s_axis_w_tvalid), self.s_axis_w_tready.eq(w.ready),
+            x.payload.eq(Cat(self.s_axis_x_tdata, self.s_axis_x_tuser)), x.valid.eq(self.s_axis_x_tvalid),
+            self.s_axis_x_tready.eq(x.ready),
+            self.m_axis_y_tdata.eq(y.payload), self.m_axis_y_tvalid.eq(y.valid), y.ready.eq(self.m_axis_y_tready),
+        ]
+        return w, x, y
+
     def elaborate(self, platform):
         m = Module()
         k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
-        advance = Signal()           # the array moves (no stall)
-        m.d.comb += advance.eq(~self.y.valid | self.y.ready)
+        w_in, x_in, y_out = self._stream_ports(m)
 
-        # Weight loading: rows go into the shadow buffer; the last row swaps.
-        active = Signal()
+        # Credits: free output FIFO slots not promised to rows in flight (registered).
+        m.submodules.fifo = out_fifo = fifo.SyncFIFO(width=n_cols * self.out_fmt.width, depth=self.fifo_depth)
+        free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
+        produces = 1 if not self.acc_depth else x_in.payload.last
+        take = Signal()      # an x row is accepted
+        give = Signal()      # a y row leaves
+        m.d.comb += [take.eq(x_in.valid & x_in.ready), give.eq(y_out.valid & y_out.ready)]
+        m.d.sync += free.eq(free - (take & produces) + give)
+
+        # Weights: rows go into the shadow buffer; a swap row makes it active.
+        active = Signal()            # the buffer new rows multiply with
+        shadow_full = Signal()
+        started = Signal()           # a tile has been swapped in since reset
         load_row = Signal(range(k_rows))
-        drain = Signal(range(self.latency + 3))   # cycles until no row uses the shadow buffer
-        m.d.comb += self.w.ready.eq(advance & (drain == 0))
-        m.d.comb += self.x.ready.eq(advance)
-        with m.If(advance & (drain != 0)):
+        drain = Signal(range(self.drain_cycles + 1))
+        swap = Signal()
+        m.d.comb += [
+            swap.eq(x_in.payload.swap | ~started),
+            x_in.ready.eq((free != 0) & (shadow_full | ~swap)),
+            w_in.ready.eq(~shadow_full & (drain == 0)),
+        ]
+        with m.If(drain != 0):
             m.d.sync += drain.eq(drain - 1)
-        with m.If(self.w.valid & self.w.ready):
+        with m.If(w_in.valid & w_in.ready):
             with m.If(load_row == k_rows - 1):
-                m.d.sync += [load_row.eq(0), active.eq(~active), drain.eq(self.latency + 2)]
+                m.d.sync += [load_row.eq(0), shadow_full.eq(1)]
             with m.Else():
                 m.d.sync += load_row.eq(load_row + 1)
-        w_row = self._converted(m, self.w.payload, "w")
-        x_row = self._converted(m, self.x.payload.data if self.acc_depth else self.x.payload, "x")
+        with m.If(take & swap):
+            m.d.sync += [active.eq(~active), shadow_full.eq(0), started.eq(1), drain.eq(self.drain_cycles)]
+        w_row = self._converted(m, w_in.payload, "w")
+        x_row = self._converted(m, x_in.payload.data, "x")
 
-        core = Module()   # everything that stops when the array stalls
+        # The array: advances every cycle.
         pes = [[ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
                                   add_stages=self.add_stages) for _ in range(n_cols)] for _ in range(k_rows)]
         for k in range(k_rows):
             # Skew: row k's activation waits k * lp cycles, with its buffer tag.
-            x, sel = x_row[k], active
+            x, sel = x_row[k], active ^ swap
             for d in range(k * lp):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
-                core.d.sync += [x_r.eq(x), sel_r.eq(sel)]
+                m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
             for j in range(n_cols):
                 pe = pes[k][j]
-                core.submodules[f"pe_{k}_{j}"] = pe
-                core.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
-                                pe.psum_in.eq(0 if k == 0 else pes[k - 1][j].psum_out),
-                                pe.w_we.eq(self.w.valid & self.w.ready & (load_row == k)),
-                                pe.w_buf.eq(~active), pe.w_data.eq(w_row[j])]
+                m.submodules[f"pe_{k}_{j}"] = pe
+                above = pes[k - 1][j] if k else None
+                m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
+                             pe.psum_in.eq(above.psum_out if above else 0),
+                             pe.flags_in.eq(above.flags_out if above else 0),
+                             pe.w_we.eq(w_in.valid & w_in.ready & (load_row == k)),
+                             pe.w_buf.eq(~active), pe.w_data.eq(w_row[j])]
                 x, sel = pe.x_out, pe.sel_out
         # De-skew: column j waits cols - 1 - j cycles.
-        psums = []
+        psums, col_flags = [], []
         for j in range(n_cols):
-            out = pes[-1][j].psum_out
+            out, flags = pes[-1][j].psum_out, pes[-1][j].flags_out
             for d in range(n_cols - 1 - j):
-                r = Signal(self.acc_fmt.width, name=f"deskew{j}_{d}")
-                core.d.sync += r.eq(out)
-                out = r
+                r, f = Signal(self.acc_fmt.width, name=f"deskew{j}_{d}"), Signal(5, name=f"deskew{j}_{d}_flags")
+                m.d.sync += [r.eq(out), f.eq(flags)]
+                out, flags = r, f
             psums.append(out)
+            col_flags.append(flags)
         # The row's valid (and accumulator control) travels the full latency.
         tag_layout = data.StructLayout({"valid": 1, **({"addr": self.acc_addr_width, "first": 1, "last": 1}
                                                       if self.acc_depth else {})})
         tag = Signal(tag_layout)
-        m.d.comb += tag.valid.eq(self.x.valid & self.x.ready)
+        m.d.comb += tag.valid.eq(take)
         if self.acc_depth:
-            m.d.comb += [tag.addr.eq(self.x.payload.addr), tag.first.eq(self.x.payload.first),
-                         tag.last.eq(self.x.payload.last)]
-        for d in range(self.latency):
+            m.d.comb += [tag.addr.eq(x_in.payload.addr), tag.first.eq(x_in.payload.first),
+                         tag.last.eq(x_in.payload.last)]
+        for d in range(self.array_latency):
             r = Signal(tag_layout, name=f"tag_{d}")
-            core.d.sync += r.eq(tag)
+            m.d.sync += r.eq(tag)
             tag = r
-        m.submodules.core = EnableInserter(advance)(core)
 
-        results = self._accumulate(m, psums, tag) if self.acc_depth else psums
-        m.d.comb += self.y.valid.eq(tag.valid & (tag.last if self.acc_depth else 1))
-        for j, value in enumerate(self._round_outputs(m, results)):
-            m.d.comb += self.y.payload[j].eq(value)
+        # Leaving the array: accumulate, round, into the FIFO; flags into the sticky registers.
+        leave = Signal()      # a y row enters the FIFO
+        m.d.comb += leave.eq(tag.valid & (tag.last if self.acc_depth else 1))
+        row_flags = [Mux(tag.valid, f, 0) for f in col_flags]
+        if self.acc_depth:
+            results, acc_flags = self._accumulate(m, psums, tag)
+            row_flags = [f | a for f, a in zip(row_flags, acc_flags)]
+        else:
+            results = psums
+        rounded, round_flags = self._round_outputs(m, results, leave)
+        row_flags = [f | Mux(leave, r, 0) for f, r in zip(row_flags, round_flags)]
+        for j in range(n_cols):
+            m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
+        m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded)),
+                     y_out.valid.eq(out_fifo.r_rdy), y_out.payload.eq(out_fifo.r_data),
+                     out_fifo.r_en.eq(y_out.ready)]
         return m
 
     def _accumulate(self, m, psums, tag):
-        """``acc[addr] = y`` (first tile) or ``acc[addr] + y``; the sum is the result.
+        """``acc[addr] = y`` (first tile) or ``acc[addr] + y``: ``(results, flags)``, the
+        flags those of the accumulator adds that were used.
 
         The read-add-write completes in the row's output cycle (asynchronous read, one
         combinational adder per column), so back-to-back rows to one address need no
-        forwarding. A row that is not ``last`` offers no ``y``, so it never stalls.
+        forwarding.
         """
         m.submodules.acc = acc = memory.Memory(
             shape=data.ArrayLayout(unsigned(self.acc_fmt.width), self.cols), depth=self.acc_depth, init=[])
         read, write = acc.read_port(domain="comb"), acc.write_port()
         m.d.comb += [read.addr.eq(tag.addr), write.addr.eq(tag.addr), write.en.eq(tag.valid & ~tag.last)]
-        sums = []
+        sums, flags = [], []
         for j, psum in enumerate(psums):
             m.submodules[f"acc_add{j}"] = add = FPAdder(fmt=self.acc_fmt)
             m.d.comb += [add.a.eq(read.data[j]), add.b.eq(psum), add.valid_in.eq(1)]
             total = Signal(self.acc_fmt.width, name=f"acc_sum{j}")
             m.d.comb += [total.eq(Mux(tag.first, psum, add.result)), write.data[j].eq(total)]
             sums.append(total)
-        return sums
+            flags.append(Mux(tag.valid & ~tag.first, add.flags, 0))
+        return sums, flags
 
-    def _round_outputs(self, m, values):
-        """The output rounder lanes (or ``values`` unchanged without output rounding)."""
+    def _round_outputs(self, m, values, step):
+        """The output rounder lanes: ``(rounded, flags)`` (``values`` and no flags without
+        output rounding). The lanes' xorshift steps on ``step`` (a row enters the FIFO)."""
         if self.out_rounding is None:
-            return values
+            return values, [0] * len(values)
         rand = [None] * self.cols
         if self.rand_bits is not None:
             m.submodules.xorshift = xs = Xorshift32(lanes=self.cols)
             m.d.comb += [xs.seed.eq(self.seed), xs.load.eq(self.seed_load),
-                         xs.next.eq(self.y.valid & self.y.ready)]
+                         xs.next.eq(step)]
             rand = [xs.value[j][32 - self.rand_bits:] for j in range(self.cols)]
-        out = []
+        out, flags = [], []
         for j, value in enumerate(values):
             m.submodules[f"round{j}"] = rounder = StochasticRounder(
                 in_fmt=self.acc_fmt, out_fmt=self.in_fmt, rounding=self.out_rounding, sr_bits=self.sr_bits, rng=False)
@@ -241,4 +334,5 @@ class MXU(wiring.Component):
             if rand[j] is not None:
                 m.d.comb += rounder.rand.eq(rand[j])
             out.append(rounder.result)
-        return out
+            flags.append(rounder.flags)
+        return out, flags

@@ -24,6 +24,9 @@ def check_exact_products(in_fmt, acc_fmt):
 class ProcessingElement(wiring.Component):
     """``psum_out = psum_in + x_in * w[sel_in]``: an exact product, one RNE add.
 
+    ``flags_out = flags_in | flags of the multiply | flags of the add``, aligned with
+    ``psum_out``: a row's flags travel down the column with its partial sum.
+
     Two weight registers (double buffering): ``w_we`` writes ``w_data`` into buffer
     ``w_buf``; the activation's ``sel_in`` picks the buffer it multiplies with, so a
     swap never disturbs activations in flight. ``x_in``/``sel_in`` pass right with one
@@ -37,11 +40,13 @@ class ProcessingElement(wiring.Component):
         check_exact_products(self.in_fmt, self.acc_fmt)
         self.mul = FPMultiplier(in_fmt=self.in_fmt, out_fmt=self.acc_fmt, stages=mul_stages)
         self.add = FPAdder(fmt=self.acc_fmt, stages=add_stages)
+        self.add_stages = add_stages
         w = self.in_fmt.width
         super().__init__({
             "x_in": In(w), "sel_in": In(1), "psum_in": In(self.acc_fmt.width),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
-            "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(self.acc_fmt.width),
+            "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(self.acc_fmt.width),
+            "flags_out": Out(5),
         })
 
     def elaborate(self, platform):
@@ -58,6 +63,13 @@ class ProcessingElement(wiring.Component):
             mul.a.eq(self.x_in), mul.b.eq(Mux(self.sel_in, weights[1], weights[0])), mul.valid_in.eq(1),
             add.a.eq(self.psum_in), add.b.eq(mul.result), add.valid_in.eq(1),
         ]
-        m.d.sync += [self.x_out.eq(self.x_in), self.sel_out.eq(self.sel_in), self.psum_out.eq(add.result)]
+        # The product's flags join the partial sum's at the adder input, then wait out the adder.
+        flags = self.flags_in | mul.flags
+        for i in range(self.add_stages):
+            delayed = Signal(5, name=f"flags_d{i}")
+            m.d.sync += delayed.eq(flags)
+            flags = delayed
+        m.d.sync += [self.x_out.eq(self.x_in), self.sel_out.eq(self.sel_in), self.psum_out.eq(add.result),
+                     self.flags_out.eq(flags | add.flags)]
         return m
 

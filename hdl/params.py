@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from golden.formats import FloatFormat, parse_format
+from golden.formats import format_param
 from golden.params import int_param
 from golden.rounding import Rounding
 
 __all__ = ["format_param", "rounding_param", "int_param"]
-
-
-def format_param(name: str, value) -> FloatFormat:
-    try:
-        return parse_format(value)
-    except (TypeError, ValueError) as error:
-        raise type(error)(f"{name}: {error}") from None
 
 
 def rounding_param(value, allowed=tuple(Rounding), name: str = "rounding") -> Rounding:

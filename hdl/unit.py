@@ -40,6 +40,11 @@ class ArithmeticUnit(wiring.Component):
         """Estimated logic delay (``pipeline.Delay``) between consecutive registers."""
         return self._stages.segments
 
+    @property
+    def cut_registers(self) -> dict[str, int]:
+        """Registers at each cut point: name -> count (they add up to ``latency``)."""
+        return dict(self._stages.count)
+
     def _drive_outputs(self, m: Module, rounder, valid) -> None:
         """The rounder's result through the ``output`` registers to the ports; ``valid``
         through the rounder's cut points alongside it."""

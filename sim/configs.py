@@ -1,4 +1,4 @@
-"""The unit configurations the regressions cover (issue 3's list, each at several depths)."""
+"""The unit configurations the regressions cover (the contract's units, each at several depths)."""
 
 MULTIPLIERS = [
     dict(in_fmt="bf16", out_fmt="fp32"),                       # exact product

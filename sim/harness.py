@@ -17,10 +17,11 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
+from golden import coverage
 from golden.formats import parse_format
 from golden.rounding import Rounding
 
-__all__ = ["Config", "start", "stream", "compare", "save_summary", "Timed"]
+__all__ = ["Config", "start", "stream", "compare", "save_summary", "save_coverage", "Timed"]
 
 
 class Config:
@@ -115,6 +116,14 @@ def save_summary(**facts) -> None:
     data = json.loads(path.read_text()) if path.exists() else {}
     data.update(facts)
     path.write_text(json.dumps(data))
+
+
+def save_coverage(dut, out_fmt, want, again, in_fmt, operands, rounding) -> None:
+    """Log and save (summary.json: ``classes``, ``situations``) what the vectors covered,
+    from golden's results ``want``; ``again`` as ``golden.coverage.situations`` takes it."""
+    counts = {**coverage.classes(out_fmt, *want), **coverage.situations(out_fmt, *want, again, in_fmt, operands, rounding)}
+    dut._log.info("coverage:\n" + coverage.table(counts, len(want[0])))
+    save_summary(coverage=counts)
 
 
 class Timed:

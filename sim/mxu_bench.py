@@ -4,7 +4,7 @@ For each array, one weight tile, then ``M`` rows of X at full rate with ``y`` al
 (cocotb test ``sustains_one_row_per_cycle``, results checked against golden). Printed per M:
 cycles from the first row accepted to the last row out, multiply-accumulates per cycle,
 utilisation ``M * rows * cols / (cycles * rows * cols)``, the latency measured (cycles - M)
-against the formula ``rows * (add_stages + 1) + mul_stages + cols - 1``, and simulated
+against the formula ``rows * (add_stages + 1) + mul_stages + cols``, and simulated
 cycles per second (Verilator model compiled optimised, cocotb driving every cycle).
 """
 
@@ -14,6 +14,8 @@ import argparse
 import json
 import re
 from pathlib import Path
+
+from golden.cli import Parser, build_dir, check_output, command, progress
 
 from . import runner
 from .bench import write_results
@@ -31,18 +33,25 @@ def parse_size(text: str) -> dict:
     return dict(rows=rows, cols=cols, mul_stages=mul, add_stages=add)
 
 
+@command("python -m sim.mxu_bench")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.mxu_bench", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m sim.mxu_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=parse_size, default=[parse_size(s) for s in DEFAULT_SIZES],
                         help=f"arrays as RxC or RxC:mMaA (default {' '.join(DEFAULT_SIZES)})")
     parser.add_argument("--rows", nargs="+", type=int, default=DEFAULT_ROWS, metavar="M",
                         help=f"X rows per run, 1..1000000 (default {' '.join(map(str, DEFAULT_ROWS))})")
-    parser.add_argument("--out", type=Path, default=Path("results/mxu_bench.json"),
-                        help="JSON file for the figures (default results/mxu_bench.json)")
+    out = build_dir("results", "mxu_bench.json")
+    parser.add_argument("--out", type=Path, default=out, help=f"JSON file for the figures (default {out})")
     args = parser.parse_args(argv)
     for m in args.rows:
         if not 1 <= m <= 1_000_000:
             parser.error(f"--rows must be in 1..1000000, not {m}")
+    for params in args.sizes:
+        try:
+            runner.UNITS["mxu"].build(**params)
+        except (TypeError, ValueError) as error:
+            parser.error(f"--sizes: {error}")
+    check_output(args.out, "--out")
     reason = runner.available("verilator")
     if reason:
         parser.error(reason)
@@ -50,12 +59,11 @@ def main(argv=None) -> int:
     table = []
     print(f"{'array':<18} {'M':>6} {'cycles':>7} {'MAC/cycle':>10} {'util':>7} {'latency':>8} "
           f"{'formula':>8} {'cycles/s':>9}")
+    bar = progress(len(args.sizes), "sim.mxu_bench", "array")
     for params in args.sizes:
-        try:
-            summary = runner.run("mxu", params, "verilator", optimize=True, testcase="sustains_one_row_per_cycle",
-                                 extra_env={"UNIT_MXU_ROWS": " ".join(map(str, args.rows))})
-        except ValueError as error:
-            parser.error(str(error))
+        summary = runner.run("mxu", params, "verilator", optimize=True, testcase="sustains_one_row_per_cycle",
+                             extra_env={"UNIT_MXU_ROWS": " ".join(map(str, args.rows))})
+        bar.update()
         manifest = json.loads((runner.BUILD_ROOT / "verilator" / (summary["module"] + "_opt") /
                                (summary["module"] + ".json")).read_text())
         k, n, formula = params["rows"], params["cols"], manifest["latency"]
@@ -67,8 +75,9 @@ def main(argv=None) -> int:
                    "utilisation": m / cycles, "latency": cycles - m, "latency_formula": formula,
                    "cycles_per_s": cycles / run["seconds"]}
             table.append(row)
-            print(f"{label:<18} {m:>6} {cycles:>7} {row['macs_per_cycle']:>10.2f} {row['utilisation']:>7.3f} "
+            bar.write(f"{label:<18} {m:>6} {cycles:>7} {row['macs_per_cycle']:>10.2f} {row['utilisation']:>7.3f} "
                   f"{row['latency']:>8} {formula:>8} {row['cycles_per_s']:>9.0f}")
+    bar.close()
     write_results(args.out, table)
     return 0
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from golden.ops import add
 from golden.vectors import corner_values, far_pairs, near_pairs, random_encodings
-from sim.harness import Config, Timed, compare, save_summary, start, stream
+from sim.harness import Config, Timed, compare, save_coverage, save_summary, start, stream
 
 
 @cocotb.test()
@@ -30,4 +30,6 @@ async def corners_then_weighted_random(dut):
     with Timed() as t:
         got = await stream(dut, cfg, inputs, rng)
     compare(got, want, inputs)
+    save_coverage(dut, fmt, want, lambda sel, *mode: add(a[sel], b[sel], fmt, *mode), fmt, [a, b],
+                  cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=t.seconds)

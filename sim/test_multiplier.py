@@ -5,7 +5,7 @@ import numpy as np
 
 from golden.ops import multiply
 from golden.vectors import corner_values, random_encodings
-from sim.harness import Config, Timed, compare, save_summary, start, stream
+from sim.harness import Config, Timed, compare, save_coverage, save_summary, start, stream
 
 
 @cocotb.test()
@@ -25,4 +25,6 @@ async def corners_then_weighted_random(dut):
     with Timed() as t:
         got = await stream(dut, cfg, inputs, rng)
     compare(got, want, inputs)
+    save_coverage(dut, out_fmt, want, lambda sel, *mode: multiply(a[sel], b[sel], in_fmt, out_fmt, *mode),
+                  in_fmt, [a, b], cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=t.seconds)

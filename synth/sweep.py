@@ -10,22 +10,24 @@ Results are cached by configuration, source and tool versions: a rerun is instan
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import importlib.metadata
 import inspect
+import io
 import json
 import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from golden.cli import Parser, build_dir, check_output, command, progress, save_figure, write_text
 from golden.formats import NAMED_FORMATS, parse_format
+from sim import executor
 
 from . import flows as yosys_flows
 from .liberty import LIBRARY
@@ -143,8 +145,7 @@ def _cached(path: Path, use_cache: bool, cached_only: bool, compute):
     if cached_only:
         return None
     result = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result))
+    write_text(path, json.dumps(result))
     return result, False
 
 
@@ -186,13 +187,13 @@ def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True,
     return {**result, "cached": cached}
 
 
-def _progress(done, total, text):
-    bar = "#" * (30 * done // total)
-    line = f"[{bar:<30}] {done}/{total} {text}"
-    if sys.stderr.isatty():
-        print(f"\r{line[:100]:<100}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+def _progress(bar, done, text):
+    """Design ``done`` finished: the bar moves (a terminal), or one line per design (a log)."""
+    bar.update()
+    if bar.disable:
+        print(f"[{done}/{bar.total}] {text}", file=sys.stderr, flush=True)
     else:
-        print(line, file=sys.stderr, flush=True)
+        bar.set_postfix_str(text[:60])
 
 
 def fit_power_law(ms, areas) -> tuple[float, float]:
@@ -268,10 +269,11 @@ COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transisto
 
 
 def write_csv(rows, path: Path):
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, text.getvalue())
 
 
 def _cell(value):
@@ -401,21 +403,24 @@ def plot(rows, fitted, out_dir: Path) -> list[Path]:
         ax.grid(True, alpha=0.3)
         path = out_dir / "fp_overhead.png"
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path)
         written.append(path)
     plt.close(fig)
     return written
 
 
+@command("python -m synth.sweep")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m synth.sweep", description=__doc__.split("\n\n")[0],
+    parser = Parser(prog="python -m synth.sweep", description=__doc__.split("\n\n")[0],
                                      epilog="Configurations: (a) mantissa 2..23 at exponent 8 and 5, (b) named "
                                             "formats, (c) fp32 adder, SR unit, MXU PE and MXU sizes 1x1..8x8.")
     parser.add_argument("--quick", action="store_true", help="a small sweep (about a minute on 2 cores)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help=f"configurations in parallel, 1..64 (default {os.cpu_count() or 1})")
-    parser.add_argument("--out", type=Path, default=Path("results/synth"),
-                        help="output folder (default results/synth)")
+    out = build_dir("results", "synth")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the configurations on this dask.distributed scheduler (tcp://host:8786)")
+    parser.add_argument("--out", type=Path, default=out, help=f"output folder, with the cache (default {out})")
     parser.add_argument("--no-cache", action="store_true", help="synthesise again even when cached")
     parser.add_argument("--pnr", action="store_true",
                         help="also place and route (nextpnr, from PyPI): Fmax and utilisation on an iCE40UP5K "
@@ -437,8 +442,7 @@ def main(argv=None) -> int:
         parser.error(f"--timeout must be in 1..1440 minutes, not {args.timeout:g}")
     if args.cached_only and args.no_cache:
         parser.error("--cached-only reads only the cache, --no-cache ignores it: give one of them")
-    if args.out.exists() and not args.out.is_dir():
-        parser.error(f"--out {args.out}: not a folder")
+    check_output(args.out, "--out", folder=True)
     try:
         yosys_flows.yosys_command()
     except RuntimeError as error:
@@ -464,38 +468,42 @@ def main(argv=None) -> int:
             parser.error(f"--only {args.only}: no configuration of that kind"
                          + (f" in --group {args.group}" if args.group else ""))
 
-    args.out.mkdir(parents=True, exist_ok=True)
     digest = _source_digest()
     rows, failures, missing = [None] * len(todo), [], []
     start = time.perf_counter()
     same = {}                       # a design in two sweeps (bf16 is also e8m7) runs once
     for i, c in enumerate(todo):
         same.setdefault(cache_key(c, digest), []).append(i)
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(synthesise, todo[ii[0]], args.out, digest, not args.no_cache, args.cached_only,
-                               args.pnr, args.timeout): ii for ii in same.values()}
-        for done, future in enumerate(as_completed(futures), 1):
-            first = todo[futures[future][0]]
-            try:
-                result = future.result()
-                if result is None:
-                    missing.append(first)
-                    _progress(done, len(futures), f"not cached: {first['kind']} {first['params']}")
-                    continue
-                for i in futures[future]:
+    if args.cached_only and not any((args.out / "cache" / f"{key}.json").exists() for key in same):
+        parser.error(f"--cached-only: none of the {len(same)} designs is cached in {args.out / 'cache'}")
+    groups = list(same.values())
+    job = partial(synthesise, out_dir=args.out, digest=digest, use_cache=not args.no_cache,
+                  cached_only=args.cached_only, pnr=args.pnr, timeout_min=args.timeout)
+    jobs = executor.unordered(job, [todo[ii[0]] for ii in groups], workers=args.jobs, scheduler=args.scheduler)
+    with progress(len(groups), "synth.sweep", "design") as bar:
+        for done, (k, result, error) in enumerate(jobs, 1):
+            first = todo[groups[k][0]]
+            if error is not None:       # a configuration that fails is reported, the rest go on
+                failures.append(f"{first['kind']} {first['params']}: {error}")
+                _progress(bar, done, f"FAILED {first['kind']} {first['params']}")
+            elif result is None:
+                missing.append(first)
+                _progress(bar, done, f"not cached: {first['kind']} {first['params']}")
+            else:
+                for i in groups[k]:
                     rows[i] = {**todo[i], **result}
                 how = "cached" if result["cached"] else f"{result['seconds']} s"
-                _progress(done, len(futures), f"{result['module']} ({how})")
-            except Exception as error:  # a configuration that fails is reported, the rest go on
-                failures.append(f"{first['kind']} {first['params']}: {error}")
-                _progress(done, len(futures), f"FAILED {first['kind']} {first['params']}")
+                _progress(bar, done, f"{result['module']} ({how})")
     rows = [r for r in rows if r is not None]
+    if not rows:
+        raise ValueError(f"no results to write ({len(missing)} of {len(same)} designs not cached, "
+                         f"{len(failures)} failed): nothing written")
     no_pnr = len({r["module"] for r in rows if r.get("pnr_missing")})
 
     fitted = fits(rows)
     claim_lines = claims(rows)
     write_csv(rows, args.out / "synth.csv")
-    (args.out / "synth.md").write_text(markdown(rows, fitted, claim_lines))
+    write_text(args.out / "synth.md", markdown(rows, fitted, claim_lines))
     written = plot(rows, fitted, args.out)
     print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_flows.yosys_version()})"
           + (f"; {len(missing)} not cached, left out" if missing else "")

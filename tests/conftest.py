@@ -4,6 +4,16 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from golden.cli import build_dir
+
+# Hypothesis keeps its examples in the build folder, with everything else the tests write.
+set_hypothesis_home_dir(build_dir("hypothesis").absolute())
+
+
+#: Largest --scale: 20 million vectors per configuration, already days of simulation.
+MAX_SCALE = 10_000
 
 
 def pytest_addoption(parser):
@@ -17,9 +27,13 @@ def pytest_configure(config):
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")
     if value is None:
-        value = int(os.environ.get("ARITH_SCALE", "1"))
-    if value < 1:
-        raise pytest.UsageError(f"--scale must be >= 1, not {value}")
+        text = os.environ.get("ARITH_SCALE", "1")
+        try:
+            value = int(text)
+        except ValueError:
+            raise pytest.UsageError(f"ARITH_SCALE must be an integer in 1..{MAX_SCALE}, not {text!r}") from None
+    if not 1 <= value <= MAX_SCALE:
+        raise pytest.UsageError(f"--scale (ARITH_SCALE) must be in 1..{MAX_SCALE}, not {value}")
     config.arith_scale = value
 
 
@@ -32,3 +46,33 @@ def scale(pytestconfig) -> int:
 def rng(request) -> np.random.Generator:
     """A generator seeded from the test's name: reproducible, different per test."""
     return np.random.default_rng(list(request.node.nodeid.encode()))
+
+
+# Longest tests first: with -n 2, a long simulator build or synthesis that starts last
+# leaves one core idle until it ends. Each run records every test's duration in pytest's
+# cache (build/pytest-cache); the next run starts with the longest (a fresh clone keeps
+# the collection order). Tests are independent, so the order changes no result.
+_DURATIONS_KEY = "tpu-arith/durations"
+
+
+def pytest_collection_modifyitems(config, items):
+    durations = config.cache.get(_DURATIONS_KEY, {}) if config.cache else {}
+    if durations:
+        items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and report.skipped):
+        _measured[report.nodeid] = report.duration
+
+
+_measured: dict[str, float] = {}
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if hasattr(config, "workerinput") or not config.cache or not _measured:
+        return
+    durations = config.cache.get(_DURATIONS_KEY, {})
+    durations.update(_measured)
+    config.cache.set(_DURATIONS_KEY, durations)

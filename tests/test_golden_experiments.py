@@ -81,4 +81,4 @@ def test_bench_rejects_small_size(capsys):
     with pytest.raises(SystemExit) as exc:
         bench_main(["--size", "10"])
     assert exc.value.code == 2
-    assert "--size must be at least 65536" in capsys.readouterr().err
+    assert "--size must be in 65536..33554432, not 10" in capsys.readouterr().err

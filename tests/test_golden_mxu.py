@@ -110,7 +110,7 @@ def test_bad_shapes_are_rejected():
     x = np.zeros((2, 6), np.uint16)
     with pytest.raises(ValueError, match="multiple of rows = 4"):
         mxu.mxu(x, np.zeros((6, 2), np.uint16), rows=4)
-    with pytest.raises(ValueError, match="need X"):
+    with pytest.raises(ValueError, match="K = 6 columns but w"):
         mxu.mxu(x, np.zeros((5, 2), np.uint16))
 
 
@@ -121,3 +121,54 @@ def test_tile_accumulation_keeps_a_flushed_negative_zero():
     w = np.full((4, 1), 0x3F80, np.uint16)
     assert int(mxu.mxu(x[:, :2], w[:2])[0, 0]) == 0x80000000
     assert int(mxu.mxu(x, w, rows=2)[0, 0]) == 0x80000000
+
+
+def _scalar_flags(x, w):
+    """Per element of ``y``: the OR of its multiplies' and adds' flags, one at a time."""
+    flags = np.zeros((x.shape[0], w.shape[1]), np.uint8)
+    for m in range(x.shape[0]):
+        for n in range(w.shape[1]):
+            acc = 0
+            for k in range(x.shape[1]):
+                product, f_mul = scalar.multiply(int(x[m, k]), int(w[k, n]), BF16, FP32, Rounding.NEAREST_EVEN)
+                acc, f_add = scalar.add(acc, product, FP32, Rounding.NEAREST_EVEN)
+                flags[m, n] |= f_mul | f_add
+    return flags
+
+
+def test_stream_swaps_tiles_at_the_marked_rows_with_flags(rng):
+    """Row i uses the tile of the latest swap at or before it (row 0 always swaps); each
+    row's flags are its multiplies' and adds' (corner values: invalid, overflow, inexact)."""
+    tiles = [_matrix((3, 2), rng, 0.2) for _ in range(3)]
+    x = _matrix((7, 3), rng, 0.2)
+    swap = [0, 0, 1, 0, 0, 1, 0]
+    got = mxu.stream(x, tiles, swap)
+    assert got.tile.tolist() == [0, 0, 1, 1, 1, 2, 2]
+    for i, t in enumerate(got.tile):
+        assert np.array_equal(got.y[i], _scalar_tile(x[i:i + 1], tiles[t])[0])
+        assert np.array_equal(got.row_flags[i], _scalar_flags(x[i:i + 1], tiles[t])[0])
+    assert np.bitwise_or.reduce(got.row_flags, axis=None) & 0x15, "no flags raised: corners missing"
+    with pytest.raises(ValueError, match="3 swaps need as many tiles, not 2"):
+        mxu.stream(x, tiles[:2], swap)
+
+
+def test_stream_accumulators_and_output_rounding_match_mxu(rng):
+    """Two passes of two rows into accumulators 1 and 0 (first, then last), RNE output
+    rounding: the y rows are mxu() over the 2-tile product; a last row's flags are its
+    tile's multiplies and adds, the accumulator add's and the rounder's."""
+    rows = 2
+    x = _matrix((2, 2 * rows), rng, 0.1)
+    w = _matrix((2 * rows, 3), rng, 0.1)
+    xs = np.vstack([x[:, :rows], x[:, rows:]])
+    control = [(1, 1, 0), (0, 1, 0), (1, 0, 1), (0, 0, 1)]
+    got = mxu.stream(xs, [w[:rows], w[rows:]], [1, 0, 1, 0], control=control, out_rounding="rne", acc_depth=2)
+    assert np.array_equal(got.y, mxu.mxu(x, w, rows=rows, out_rounding="rne"))
+    partial = [_scalar_tile(x[:, :rows], w[:rows]), _scalar_tile(x[:, rows:], w[rows:])]
+    for i in range(2):
+        assert np.array_equal(got.row_flags[i], _scalar_flags(x[i:i + 1, :rows], w[:rows])[0])
+        want = _scalar_flags(x[i:i + 1, rows:], w[rows:])[0]
+        for j in range(3):
+            total, f_acc = scalar.add(int(partial[0][i, j]), int(partial[1][i, j]), FP32, Rounding.NEAREST_EVEN)
+            _, f_round = scalar.convert(total, FP32, BF16, Rounding.NEAREST_EVEN)
+            want[j] |= f_acc | f_round
+        assert np.array_equal(got.row_flags[2 + i], want), i

@@ -1,6 +1,7 @@
 """python -m hdl.build, manifests, parameter errors, pipeline placement and Verilator lint."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -18,7 +19,9 @@ from sim.configs import CONFIGS, DEEP, MXUS
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "ARITH_BUILD"}
+    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env)
 
 
 def test_default_build_writes_every_unit(tmp_path):
@@ -26,9 +29,10 @@ def test_default_build_writes_every_unit(tmp_path):
     assert proc.returncode == 0, proc.stderr
     names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
              "mxu_4x4_bf16_fp32_m0a0"}
-    assert {p.stem for p in (tmp_path / "build").glob("*.v")} == names
-    assert {p.stem for p in (tmp_path / "build").glob("*.json")} == names
-    assert all(f"build/{n}.v" in proc.stdout for n in names)
+    out = tmp_path / "build" / "verilog"
+    assert {p.stem for p in out.glob("*.v")} == names | {f"{n}_inst" for n in names}
+    assert {p.stem for p in out.glob("*.json")} == names
+    assert all(f"build/verilog/{n}.v" in proc.stdout for n in names)
 
 
 def test_subcommand_flags_name_and_manifest(tmp_path):
@@ -77,10 +81,11 @@ def test_mxu_options_shape_the_ports(tmp_path):
                 "--acc-depth", "8", "--add-stages", "1", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "mxu_2x3_bf16_fp32_m0a1_cvt_osrhalf1_acc8.json").read_text())
-    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 and manifest["rand_bits"] == 1
+    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 + 1 and manifest["rand_bits"] == 1
     ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
     assert ports["w__payload"] == ("input", 3 * 32)                  # fp32 in, converted on entry
-    assert ports["x__payload"] == ("input", 2 * 32 + 3 + 1 + 1)      # data, addr, first, last
+    assert ports["x__payload"] == ("input", 2 * 32 + 1 + 3 + 1 + 1)  # data, swap, addr, first, last
+    assert ports["flags"] == ("output", 3 * 5) and ports["flags_clear"] == ("input", 1)
     assert ports["y__payload"] == ("output", 3 * 16)                 # rounded to bf16
     assert ports["seed"] == ("input", 32) and ports["seed_load"] == ("input", 1)
     plain = MXU(rows=2, cols=3, out_rounding="rne")

@@ -1,6 +1,9 @@
-"""MXU regressions (issue 4): streams, tile swaps, bubbles, backpressure, input conversion,
-output rounding lanes, tile accumulation, latency and full-rate throughput, bit for bit
-against golden.mxu."""
+"""MXU regressions: multi-tile streams with explicit swaps, bubbles, backpressure, input
+conversion, output rounding lanes, tile accumulation, sticky flags and clears, defined start,
+swaps waiting for their tile, latency and full-rate throughput, bit for bit against
+golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench."""
+
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +30,8 @@ def _id(value):
 
 
 def pytest_generate_tests(metafunc):
+    if "simulator" not in metafunc.fixturenames:
+        return
     runs = RUNS + ([("verilator", p) for p in SCALED] if metafunc.config.arith_scale > 1 else [])
     metafunc.parametrize("simulator, params", runs, ids=_id)
 
@@ -36,4 +41,41 @@ def test_mxu_matches_golden(simulator, params, scale):
     if reason:
         pytest.skip(reason)
     summary = runner.run("mxu", params, simulator, vectors=2000 * scale)
-    assert summary["tests"] == 3
+    assert summary["tests"] == 4
+
+
+@pytest.mark.parametrize("params", [dict(rows=2, cols=2), dict(rows=4, cols=2),
+                                    dict(rows=2, cols=3, acc_depth=4, out_rounding="sr", axi_stream=True)],
+                         ids=_id)
+def test_y_ready_drives_only_the_output_fifo(params):
+    """Yosys cone of y's ready: no ready output in it, and only the output FIFO's counters
+    (read pointer, level) and the credit counter: 3 * log2(depth) + 2 flip-flop bits, not
+    growing with rows beyond the FIFO depth's logarithm."""
+    from hdl.build import UNITS
+    from synth.stall_cone import measure
+
+    params = dict(mul_stages=1, add_stages=1, **params)
+    cone = measure(params, Path(__file__).resolve().parents[1] / "build")
+    depth = UNITS["mxu"].build(**params)[0].fifo_depth
+    assert cone["ports"] == [], f"ready outputs in y.ready's combinational cone: {cone['ports']}"
+    assert cone["ff_bits"] <= 3 * (depth.bit_length() - 1) + 2 and cone["memory_bits"] == 0, cone
+
+
+def test_axi_stream_example_testbench():
+    """sim/mxu_example.py (the datasheet's testbench): cocotbext-axi source and sinks."""
+    reason = runner.available("verilator")
+    if reason:
+        pytest.skip(reason)
+    summary = runner.run("mxu", dict(rows=2, cols=3, axi_stream=True), "verilator", test_module="sim.mxu_example")
+    assert summary["tests"] == 1
+
+
+def test_mxu_options_are_checked_and_described():
+    from hdl.mxu import MXU
+
+    with pytest.raises(TypeError, match="axi_stream must be True or False, not 1"):
+        MXU(rows=2, cols=2, axi_stream=1)
+    mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
+    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (25, 24, 32, 21)
+    assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
+        "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from golden.cli import build_dir
 from hdl.build import to_verilog
 from hdl.xorshift import Xorshift32
 from synth import flows
@@ -20,7 +21,7 @@ from synth.sweep import COLUMNS, configurations, fit_overhead, fit_power_law, ma
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Work folder of these tests (results are inspected after the run).
-WORK = ROOT / "build" / "pytest-synth"
+WORK = ROOT / build_dir("pytest-synth")
 
 
 def _lef(cell, pins, w="1.38", h="2.72"):
@@ -107,7 +108,7 @@ def _sweep(*args):
     (["--jobs", "0"], "--jobs must be in 1..64, not 0"),
     (["--only", "gpu"], "--only gpu: no configuration of that kind"),
     (["--quik"], "unrecognized arguments: --quik"),
-    (["--quick", "--out", "README.md"], "--out README.md: not a folder"),
+    (["--quick", "--out", "README.md"], "--out README.md: is a file, not a folder"),
     (["--timeout", "0"], "--timeout must be in 1..1440 minutes, not 0"),
     (["--cached-only", "--no-cache"], "--cached-only reads only the cache, --no-cache ignores it"),
     (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),
@@ -145,8 +146,8 @@ def test_quick_sweep_outputs_and_cache():
     assert again.returncode == 0 and again.stderr.count("(cached)") == len(rows)
     assert again.stdout.splitlines()[1:] == first.stdout.splitlines()[1:]     # same figures
     cached_only = _sweep("--quick", "--cached-only", "--out", str((WORK / "empty").relative_to(ROOT)))
-    assert cached_only.returncode == 0 and "0 configurations" in cached_only.stdout
-    assert f"{len(rows)} not cached, left out" in cached_only.stdout
+    assert cached_only.returncode == 2 and f"none of the {len(rows)} designs is cached" in cached_only.stderr
+    assert not (WORK / "empty").exists()               # nothing written without results
     no_pnr = _sweep("--quick", "--pnr", "--cached-only", "--out", str(out.relative_to(ROOT)))
     assert no_pnr.returncode == 0 and f"{len(rows)} configurations" in no_pnr.stdout
     assert f"{len(rows)} without cached place and route" in no_pnr.stdout

