@@ -231,6 +231,8 @@ class Model:
         self.clocked = any(p["name"] == "clk" for p in self.manifest["ports"])
         self.lanes = 1 if self.clocked else LANES
         text = v_path.read_text()
+        #: The unit's Verilog as simulated: reports name the design they checked by it.
+        self.verilog_sha256 = hashlib.sha256(text.encode()).hexdigest()
         top = self.name
         if self.lanes > 1:
             text += _lanes_verilog(self.manifest, self.lanes)
