@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib.wiring import In
 
 from golden.formats import FP32
@@ -11,19 +11,40 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
+from .pipeline import Delay
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
 
 __all__ = ["FPAdder", "leading_zeros"]
 
 
-def leading_zeros(m: Module, value) -> Signal:
-    """Leading zero count of ``value`` (its width for 0): a priority encoder."""
-    count = Signal(range(len(value) + 1), init=len(value))
-    for i in range(len(value)):
-        with m.If(value[i]):
-            m.d.comb += count.eq(len(value) - 1 - i)
-    return count
+def leading_zeros(value) -> Value:
+    """Leading zero count of ``value`` (its width for 0), a log-depth tree: each level
+    joins two halves' (all zero, count) pairs with one mux."""
+    w = len(value)
+    size = 1 << max(1, (w - 1).bit_length())
+    # Padding below with 1 then 0s keeps the count at w for value 0 without a final mux.
+    bits = Cat(Const(1 << (size - w - 1), size - w), value) if size > w else value
+    level = [(~(bits[i + 1] | bits[i]), ~bits[i + 1]) for i in range(0, size, 2)]
+    while len(level) > 1:
+        level = [(lo_zero & hi_zero, Mux(hi_zero, Cat(lo_count, 1), Cat(hi_count, 0)))
+                 for (lo_zero, lo_count), (hi_zero, hi_count) in zip(level[0::2], level[1::2])]
+    zero, count = level[0]
+    return count if size > w else Mux(zero, w, count)
+
+
+def _shift_steps(value, amount, steps, left=False, sticky=None):
+    """``value`` shifted by the bits ``steps`` of ``amount`` (one mux level each), width
+    kept; right shifts OR what they drop into ``sticky``."""
+    w = len(value)
+    for k in steps:
+        by, on = 1 << k, amount[k]
+        if left:
+            value = Mux(on, (value << by)[:w], value)
+        else:
+            sticky = sticky | (on & value[:min(by, w)].any())
+            value = Mux(on, value >> by, value)
+    return value, sticky
 
 
 class FPAdder(ArithmeticUnit):
@@ -38,8 +59,9 @@ class FPAdder(ArithmeticUnit):
     sr_bits : int, optional
         ``rand`` width for ``sr`` (default: the format's precision).
     stages : int
-        Register stages, 0..16: after the aligned add first, then at the output, after
-        normalisation, after the exponent compare, at the inputs.
+        Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
+        the cut points: magnitude compared, operands swapped, alignment shift (two halves), significand sum,
+        leading-zero count, normalising shift (two halves), the rounder's, output, input.
 
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
     """
@@ -49,9 +71,22 @@ class FPAdder(ArithmeticUnit):
         self.rounding = rounding_param(rounding)
         rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
         super().__init__(operands={"a": self.fmt.width, "b": self.fmt.width}, result_width=self.fmt.width,
-                         rand_bits=rand_bits, stages=stages,
-                         cut_points=["sum", "output", "normalise", "align", "input"],
+                         rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
                          extra={"rand": In(rand_bits)} if rand_bits is not None else None)
+
+    def _cuts(self, rand_bits):
+        f, p = self.fmt, self.fmt.precision
+        width = (rand_bits or 1) + 2 + p + 1
+        return [("input", Delay()),
+                ("compared", Delay(1, f.width - 1)),        # magnitude compare, both exponent differences
+                ("ordered", Delay(2)),                      # swap multiplexers (fanout of the compare)
+                ("align_hi", Delay(3, f.exp_bits)),         # shift clamp, upper shift steps + sticky
+                ("aligned", Delay(3)),                      # lower shift steps + sticky
+                ("sum", Delay(1, width)),                   # significand add / subtract
+                ("counted", Delay((width - 1).bit_length())),  # leading-zero tree
+                ("norm_hi", Delay(2, f.exp_bits + 2)),      # exponent, upper normalising steps
+                ("normalised", Delay(3)),                   # lower normalising steps
+                *Rounder.cuts(f, width, f.exp_bits + 3, self.rounding, rand_bits)]
 
     @property
     def guard_bits(self) -> int:
@@ -65,9 +100,11 @@ class FPAdder(ArithmeticUnit):
     def elaborate(self, platform):
         m = Module()
         f, g, p = self.fmt, self.guard_bits, self.fmt.precision
+        cut = self._stages.cut
         rand = {"rand": self.rand} if self.rand_bits is not None else {}
-        v = self._stages.cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
+        v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
         a, b = FloatLayout(f)(v["a"]), FloatLayout(f)(v["b"])
+        side = {"valid": v["valid"], **{k: v[k] for k in rand}}
 
         # Order by magnitude; DAZ zeros lowest. One format: the encodings order as the values.
         a_key = Mux(a.is_zero_daz, 0, Cat(a.mantissa, a.exponent))
@@ -76,41 +113,58 @@ class FPAdder(ArithmeticUnit):
         sig_a = Mux(a.is_zero_daz, 0, a.significand)
         sig_b = Mux(b.is_zero_daz, 0, b.significand)
         inf_minus_inf = a.is_inf & b.is_inf & (a.sign != b.sign)
-        v = self._stages.cut(
-            m, "align", valid=v["valid"], **{k: v[k] for k in rand},
-            sig_l=Mux(swap, sig_b, sig_a), sig_s=Mux(swap, sig_a, sig_b),
-            exp_l=Mux(swap, b.exponent, a.exponent),
-            shift=Mux(swap, b.exponent - a.exponent, a.exponent - b.exponent)[:f.exp_bits],
-            sign_l=Mux(swap, b.sign, a.sign), subtract=a.sign ^ b.sign,
-            zero_sign=a.sign & b.sign & a.is_zero_daz & b.is_zero_daz,
+        side.update(
+            subtract=a.sign ^ b.sign, zero_sign=a.sign & b.sign & a.is_zero_daz & b.is_zero_daz,
             nan=a.is_nan | b.is_nan | inf_minus_inf,
             invalid=a.is_signalling | b.is_signalling | inf_minus_inf,
             any_inf=a.is_inf | b.is_inf, inf_sign=Mux(a.is_inf, a.sign, b.sign))
+        # The compare's one bit drives every swap multiplexer: a cut between them.
+        v = cut(m, "compared", swap=swap, sig_a=sig_a, sig_b=sig_b, exp_a=a.exponent, exp_b=b.exponent,
+                sign_a=a.sign, sign_b=b.sign, diff_ab=(a.exponent - b.exponent)[:f.exp_bits],
+                diff_ba=(b.exponent - a.exponent)[:f.exp_bits], **side)
+        side = {k: v[k] for k in side}
+        swap = v["swap"]
+        v = cut(m, "ordered", sig_l=Mux(swap, v["sig_b"], v["sig_a"]), sig_s=Mux(swap, v["sig_a"], v["sig_b"]),
+                shift=Mux(swap, v["diff_ba"], v["diff_ab"]), exp_l=Mux(swap, v["exp_b"], v["exp_a"]),
+                sign_l=Mux(swap, v["sign_b"], v["sign_a"]), **side)
+        side = {k: v[k] for k in [*side, "exp_l", "sign_l"]}
 
-        # Align: the exact sum is (total + f) units, 0 < f < 1 exactly where sticky.
-        small_full = Cat(Const(0, g), v["sig_s"])                # g + p bits
-        shift = Mux(v["shift"] > g + p, g + p, v["shift"])
-        small = (small_full >> shift)[:g + p]
-        lost = small_full & ~(Const((1 << (g + p)) - 1, g + p) << shift)[:g + p]
-        sticky = lost.any()
+        # Align: the exact sum is (total + f) units, 0 < f < 1 exactly where sticky. The
+        # shifter's log steps drop bits into sticky as they go.
+        n = (g + p).bit_length()
+        shift = Mux(v["shift"] > g + p, g + p, v["shift"])[:n]
+        hi, lo = range(n - 1, n // 2 - 1, -1), range(n // 2 - 1, -1, -1)
+        small, sticky = _shift_steps(Cat(Const(0, g), v["sig_s"]), shift, hi, sticky=Const(0, 1))
+        v = cut(m, "align_hi", small=small, sticky=sticky, shift=shift, sig_l=v["sig_l"], **side)
+        side = {k: v[k] for k in side}
+        small, sticky = _shift_steps(v["small"], v["shift"], lo, sticky=v["sticky"])
+        v = cut(m, "aligned", small=small, sticky=sticky, sig_l=v["sig_l"], **side)
+
         big = Cat(Const(0, g), v["sig_l"])
         total = Signal(g + p + 1)
-        m.d.comb += total.eq(Mux(v["subtract"], big - small - sticky, big + small))
-        keep = ("valid", "exp_l", "sign_l", "zero_sign", "nan", "invalid", "any_inf", "inf_sign", *rand)
-        v = self._stages.cut(m, "sum", total=total, sticky=sticky, **{k: v[k] for k in keep})
+        m.d.comb += total.eq(Mux(v["subtract"], big - v["small"] - v["sticky"], big + v["small"]))
+        side = {k: v[k] for k in side if k != "subtract"}
+        v = cut(m, "sum", total=total, sticky=v["sticky"], **side)
+        side = {k: v[k] for k in side}
 
         width = g + p + 1
-        zeros = leading_zeros(m, v["total"])
-        lo, hi = -f.bias - g - p, f.exp_max_field - f.bias + width - g - p
-        exp = Signal(signed(signed_width(lo, hi)))
-        m.d.comb += exp.eq(v["exp_l"] - f.bias + (width - g - p) - zeros)
-        v = self._stages.cut(
-            m, "normalise", sig=(v["total"] << zeros)[:width], exp=exp,
-            exact_zero=v["total"] == 0, sticky=v["sticky"], **{k: v[k] for k in keep if k != "exp_l"})
+        v = cut(m, "counted", zeros=leading_zeros(v["total"]), total=v["total"], sticky=v["sticky"], **side)
+
+        lo_e, hi_e = -f.bias - g - p, f.exp_max_field - f.bias + width - g - p
+        exp = Signal(signed(signed_width(lo_e, hi_e)))
+        m.d.comb += exp.eq(v["exp_l"] - f.bias + (width - g - p) - v["zeros"])
+        n = len(v["zeros"])
+        hi, lo = range(n - 1, n // 2 - 1, -1), range(n // 2 - 1, -1, -1)
+        sig, _ = _shift_steps(v["total"], v["zeros"], hi, left=True)
+        side = {k: v[k] for k in side if k != "exp_l"}
+        v = cut(m, "norm_hi", sig=sig, zeros=v["zeros"], exp=exp, exact_zero=v["total"] == 0,
+                sticky=v["sticky"], **side)
+        sig, _ = _shift_steps(v["sig"], v["zeros"], lo, left=True)
+        v = cut(m, "normalised", sig=sig, **{k: x for k, x in v.items() if k not in ("sig", "zeros")})
 
         m.submodules.rounder = rounder = Rounder(
             fmt=f, width=width, exp_width=len(exp), rounding=self.rounding,
-            rand_bits=self.rand_bits, sticky=True)
+            rand_bits=self.rand_bits, sticky=True, stages=self._stages)
         zero_or_inf_sign = Mux(v["any_inf"], v["inf_sign"], v["zero_sign"])
         m.d.comb += [
             rounder.sign.eq(v["sign_l"]), rounder.exp.eq(v["exp"]), rounder.sig.eq(v["sig"]),

@@ -1,7 +1,10 @@
 """Generate Verilog: ``python -m hdl.build [UNIT] [--flags]`` (``--help``, ``--list``).
 
 Without a unit it writes the default configuration of every unit into ``build/``. Next to
-each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports.
+each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports. ``--target-mhz F --arch
+ecp5|ice40`` picks the smallest pipeline predicted to reach F (hdl/timing.py); with
+``--arch`` the manifest records the predicted Fmax and, when docs/timing.csv has a
+place-and-route figure for that exact module, the achieved one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from golden.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
+from . import timing
 from .adder import FPAdder
 from .multiplier import FPMultiplier
 from .mxu import MXU
@@ -63,7 +67,8 @@ class Unit:
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
-_STAGES = Param("stages", "int", 0, "register stages 0..16 (0: combinational)")
+_STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
+                "max_stages: multiplier 7, adder 12, SR unit 4)")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
@@ -153,7 +158,7 @@ def _clocked(text: str, name: str) -> bool:
     return any(p["name"] == "clk" for p in ports_of(text, name))
 
 
-def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
+def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
     # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
@@ -163,6 +168,8 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str) -> dict:
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
+    if timing is not None:
+        facts["timing"] = timing
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
             **facts, "ports": signature_ports(component, _clocked(text, name))}
 
@@ -173,19 +180,89 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
     return emit(unit, component, values, out_dir)
 
 
-def emit(unit: Unit, component, values: dict, out_dir: Path) -> tuple[Path, Path]:
-    """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest) and
-    ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
+def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None = None) -> tuple[Path, Path]:
+    """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
+    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
-    facts = manifest(unit, component, values, name, text)
+    facts = manifest(unit, component, values, name, text, timing)
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     return v_path, j_path
+
+
+#: The depth parameters ``--target-mhz`` chooses, per unit (MXU: the adder's stages cost
+#: ``rows`` cycles of latency each, the multiplier's one, so adder stages are added last).
+DEPTH = {"mul": ("stages",), "add": ("stages",), "rounder": ("stages",), "mxu": ("mul_stages", "add_stages")}
+TIMING_CSV = Path(__file__).resolve().parent.parent / "docs" / "timing.csv"
+
+
+def _depth_choices(unit: Unit, kwargs: dict):
+    """Candidate depth settings, cheapest latency first."""
+    if unit.key != "mxu":
+        probe, _ = unit.build(**kwargs, stages=0)
+        timing.unused(probe)
+        return [{"stages": n} for n in range(probe.max_stages + 1)]
+    from .mxu_pe import ProcessingElement
+    probe = ProcessingElement()
+    timing.unused(probe)
+    mul_max, add_max = probe.mul.max_stages, probe.add.max_stages
+    rows = kwargs.get("rows", 4)
+    pairs = [(m, a) for m in range(mul_max + 1) for a in range(add_max + 1)]
+    return [{"mul_stages": m, "add_stages": a} for m, a in sorted(pairs, key=lambda p: (rows * p[1] + p[0], p))]
+
+
+def _timed(unit: Unit, component, values: dict):
+    """What the delay model predicts for ``component`` (an MXU: its processing element)."""
+    if unit.key == "mxu":
+        from .mxu_pe import ProcessingElement
+        pe = ProcessingElement(in_fmt=values["in_fmt"], acc_fmt=values["acc_fmt"],
+                               mul_stages=component.mul_stages, add_stages=component.add_stages)
+        timing.unused(pe)
+        return pe
+    return component
+
+
+def achieved_mhz(arch: str, module: str, path: Path = TIMING_CSV):
+    """The place-and-route Fmax of exactly ``module`` on ``arch`` in docs/timing.csv, or None."""
+    import csv
+    if not path.exists():
+        return None
+    for row in csv.DictReader(path.open()):
+        if row["arch"] == arch and row["module"] == module:
+            return float(row["fmax_mhz"])
+    return None
+
+
+def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
+    """``unit.build`` at the explicit depth or, with ``target_mhz``, at the smallest depth
+    predicted to reach it; returns (component, values, timing facts for the manifest)."""
+    if target_mhz is not None:
+        if not 1 <= target_mhz <= 1000:
+            raise ValueError(f"target_mhz must be in 1..1000 MHz, not {target_mhz:g}")
+        best = None
+        for depth in _depth_choices(unit, kwargs):
+            component, values = unit.build(**{**kwargs, **depth})
+            mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+            if mhz >= target_mhz:
+                break
+            timing.unused(component)
+            if best is None or mhz > best[1] + 1e-9:
+                best = (depth, mhz)
+        else:
+            where = ", ".join(f"{k}={v}" for k, v in best[0].items())
+            raise ValueError(f"target_mhz {target_mhz:g} is out of reach on {arch}: the predicted maximum is "
+                             f"{best[1]:.1f} MHz ({where})")
+    else:
+        component, values = unit.build(**kwargs)
+        mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+    facts = {"arch": arch, "target_mhz": target_mhz, "predicted_mhz": round(mhz, 1),
+             "achieved_mhz": achieved_mhz(arch, module_name(unit, component))}
+    return component, values, facts
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -200,6 +277,15 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
         p.add_argument("-o", "--out-dir", type=Path, default=argparse.SUPPRESS, help=f"output folder (default {out})")
         add_unit_arguments(p, unit)
+        if unit.key in DEPTH:
+            # Depths default to None so an explicit one can be told from --target-mhz's choice.
+            p.set_defaults(**{name: None for name in DEPTH[unit.key]})
+            p.add_argument("--target-mhz", type=float, default=None, metavar="F",
+                           help=f"pick the smallest {'/'.join(DEPTH[unit.key])} predicted to reach F MHz "
+                                "(not with an explicit depth)")
+            p.add_argument("--arch", choices=timing.ARCHES, default=None,
+                           help="FPGA family of the delay model (default ecp5 with --target-mhz); the manifest "
+                                "records predicted and measured Fmax")
     return parser
 
 
@@ -235,14 +321,23 @@ def main(argv=None) -> int:
     check_output(args.out_dir, "--out-dir", folder=True)
     jobs = [(UNITS[args.unit], {p.name: getattr(args, p.name) for p in UNITS[args.unit].params})] \
         if args.unit else [(unit, {}) for unit in UNITS.values()]
+    target, arch = getattr(args, "target_mhz", None), getattr(args, "arch", None)
     built = []
     for unit, kwargs in jobs:     # every configuration checked before anything is written
+        explicit = [k for k in DEPTH.get(unit.key, ()) if kwargs.get(k) is not None]
+        if target is not None and explicit:
+            parser.error(f"{unit.key}: --target-mhz picks the depth: give it or "
+                         f"--{explicit[0].replace('_', '-')}, not both")
+        kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in DEPTH.get(unit.key, ())}
         try:
-            built.append((unit, *unit.build(**kwargs)))
+            if target is None and arch is None:
+                built.append((unit, *unit.build(**kwargs), None))
+            else:
+                built.append((unit, *build_for(unit, kwargs, arch or "ecp5", target)))
         except (TypeError, ValueError) as error:
             parser.error(f"{unit.key}: {error}")
-    for unit, component, values in built:
-        v_path, j_path = emit(unit, component, values, args.out_dir)
+    for unit, component, values, facts in built:
+        v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
         print(f"wrote {v_path}, {j_path.name} and {v_path.stem}_inst.v")
     return 0
 

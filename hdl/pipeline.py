@@ -1,19 +1,76 @@
-"""Placing a unit's ``stages`` registers at its cut points."""
+"""Placing a unit's ``stages`` registers at its cut points, by delay.
+
+Each unit declares its datapath as an ordered list of named cut points, each with an
+estimate of the logic delay since the previous one (``Delay``: LUT levels, carry-chain
+bits, hard multipliers). ``Stages(n, cuts)`` puts ``n`` registers where they minimise the
+largest register-to-register delay (the FloPoCo / cvfpu approach): every added stage
+shortens the critical path until each segment between two neighbouring cut points has its
+own stage. The first cut point is the unit's inputs, the last its outputs; registers there
+only help when the surrounding logic is combinational, so they are used last.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
 
 from amaranth.hdl import Signal, Value
 from amaranth.lib import data
 
 from .params import int_param
 
-__all__ = ["check_stages", "Stages"]
+__all__ = ["MAX_STAGES", "check_stages", "Delay", "Stages"]
 
+#: The largest ``stages`` any unit takes (each unit accepts up to its cut point count).
 MAX_STAGES = 16
 
 
 def check_stages(stages) -> int:
     return int_param("stages", stages, 0, MAX_STAGES)
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Logic between two cut points: LUT levels, carry-chain bits, hard multipliers (the
+    features of the per-architecture delay model, hdl/timing.py)."""
+
+    levels: float = 0
+    carry: int = 0
+    mul: int = 0
+
+    def __add__(self, other: Delay) -> Delay:
+        return Delay(self.levels + other.levels, self.carry + other.carry, self.mul + other.mul)
+
+    @property
+    def cost(self) -> float:
+        """Architecture-neutral estimate in LUT levels, the placement's measure (fixed, so
+        the generated hardware does not change when the timing model is recalibrated):
+        a carry chain ripples ~16 bits per LUT level, a hard multiply is ~6 levels."""
+        return self.levels + self.carry / 16 + 6 * self.mul
+
+
+@lru_cache(maxsize=None)
+def _place(costs: tuple[float, ...], n: int) -> frozenset[int]:
+    """The ``n`` boundaries (1..len-1) splitting ``costs`` with the smallest largest group
+    sum, ties broken by the smallest sum of squares (balanced stages)."""
+    prefix = [0.0]
+    for c in costs:
+        prefix.append(prefix[-1] + c)
+
+    def key(option):
+        return round(option[0], 9), round(option[1], 9)
+    # best[r][j]: (max, sum of squares, cuts) splitting costs[:j] with r cuts.
+    best = [{j: (prefix[j], prefix[j] ** 2, ()) for j in range(1, len(costs) + 1)}]
+    for r in range(1, n + 1):
+        best.append({})
+        for j in range(r + 1, len(costs) + 1):
+            options = []
+            for i in range(r, j):
+                worst, squares, cuts = best[r - 1][i]
+                seg = prefix[j] - prefix[i]
+                options.append((max(worst, seg), squares + seg * seg, cuts + (i,)))
+            best[r][j] = min(options, key=key)
+    return frozenset(best[n][len(costs)][2])
 
 
 class Stages:
@@ -22,18 +79,38 @@ class Stages:
     Parameters
     ----------
     stages : int
-        Register stages in the datapath (its latency).
-    preference : list of str
-        The datapath's cut points, most useful first (the one that best splits the longest
-        path). Stage ``i`` goes to ``preference[i % len(preference)]``: with more stages
-        than cut points, the cut points get a second register each, and so on.
+        Register stages in the datapath (its latency), 0..``len(cuts)``.
+    cuts : list of (str, Delay)
+        Cut point names in datapath order, each with the delay of the logic before it; the
+        first is the inputs (no logic before it), the last the outputs.
     """
 
-    def __init__(self, stages: int, preference: list[str]):
-        self.stages = check_stages(stages)
-        self.count = {name: 0 for name in preference}
-        for i in range(self.stages):
-            self.count[preference[i % len(preference)]] += 1
+    def __init__(self, stages: int, cuts: list[tuple[str, Delay]]):
+        check_stages(stages)
+        self.names = [name for name, _ in cuts]
+        self.delays = [delay for _, delay in cuts[1:]]
+        self.stages = int_param("stages", stages, 0, len(cuts))
+        interior = min(self.stages, len(cuts) - 2)
+        chosen = _place(tuple(d.cost for d in self.delays), interior)
+        self.count = {name: int(i in chosen) for i, name in enumerate(self.names)}
+        spare = self.stages - interior
+        self.count[self.names[-1]] += spare >= 1
+        self.count[self.names[0]] += spare >= 2
+
+    @property
+    def max_stages(self) -> int:
+        return len(self.names)
+
+    @property
+    def segments(self) -> list[Delay]:
+        """The delay between consecutive registers (inputs and outputs count as registered)."""
+        out, run = [], Delay()
+        for name, delay in zip(self.names[1:-1], self.delays):
+            run = run + delay
+            if self.count[name]:
+                out.append(run)
+                run = Delay()
+        return out + [run + self.delays[-1]]
 
     def cut(self, m, name: str, **values):
         """``values`` delayed by the registers at cut point ``name`` (a dict, same keys)."""

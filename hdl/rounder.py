@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import operator
 
-from amaranth.hdl import Cat, Const, Module, signed
+from amaranth.hdl import Cat, Const, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import FloatFormat
 from golden.rounding import Flags, Rounding
+
+from .pipeline import Delay
 
 __all__ = ["Rounder", "signed_width"]
 
@@ -40,6 +43,9 @@ class Rounder(wiring.Component):
         Width of ``rand`` (stochastic modes with discarded bits).
     sticky : bool
         Whether a ``sticky`` input flags nonzero bits below ``sig``.
+    stages : Stages or None
+        The unit's pipeline, whose ``decided`` and ``rounded`` cut points (``cuts``) lie
+        inside the rounder: after the rounding decision and after the increment.
 
     Ports: ``sign``, ``exp``, ``sig``, [``sticky``], [``rand``]; ``nan`` (result is the
     canonical NaN, ``invalid`` sets the invalid flag), ``exact`` (result is
@@ -47,7 +53,7 @@ class Rounder(wiring.Component):
     """
 
     def __init__(self, *, fmt: FloatFormat, width: int, exp_width: int, rounding: Rounding,
-                 rand_bits: int | None = None, sticky: bool = False):
+                 rand_bits: int | None = None, sticky: bool = False, stages=None):
         self._fmt = fmt
         self._width = operator.index(width)
         self._exp_width = operator.index(exp_width)
@@ -63,6 +69,7 @@ class Rounder(wiring.Component):
             raise ValueError("a sticky input needs rand_bits + 2 discarded bits")
         self._rand_bits = rand_bits
         self._sticky = sticky
+        self._stages = stages
         members = {
             "sign": In(1), "exp": In(signed(self._exp_width)), "sig": In(self._width),
             "nan": In(1), "invalid": In(1), "exact": In(1), "exact_bits": In(fmt.width),
@@ -74,9 +81,28 @@ class Rounder(wiring.Component):
             members["rand"] = In(rand_bits)
         super().__init__(members)
 
+    #: The rounder's cut points, in order, ahead of the unit's ``output``.
+    CUTS = ("decided", "rounded")
+
+    @staticmethod
+    def cuts(fmt: FloatFormat, width: int, exp_width: int, rounding: Rounding,
+             rand_bits: int | None = None) -> list[tuple[str, Delay]]:
+        """Its cut points with the delay before each, then ``output`` and the delay of the
+        final exponent select and special-case mux."""
+        d = width - fmt.precision
+        if d <= 0:
+            decide = Delay(1, exp_width)
+        elif Rounding.parse(rounding) is Rounding.STOCHASTIC:
+            decide = Delay(1, max(rand_bits, exp_width))
+        else:
+            decide = Delay(max(2, math.ceil(math.log(d + 1, 4)) + 1), exp_width)
+        return [("decided", decide), ("rounded", Delay(1, fmt.precision + 1) if d > 0 else Delay()),
+                ("output", Delay(2))]
+
     def elaborate(self, platform):
         m = Module()
         fmt, d = self._fmt, self._discard
+        cut = self._stages.cut if self._stages is not None else (lambda m, name, **v: v)
         sticky = self.sticky if self._sticky else Const(0, 1)
         if d <= 0:
             kept = Cat(Const(0, -d), self.sig)
@@ -99,28 +125,38 @@ class Rounder(wiring.Component):
             else:
                 up = Const(0, 1)
 
-        rounded = kept + up                        # precision + 1 bits
-        carry = rounded[fmt.precision]
-        exp = self.exp + carry
-        tiny = exp < fmt.emin
-        huge = exp > fmt.emax
-        mantissa = rounded[:fmt.man_bits]          # all zero after a carry
-        biased = (exp + fmt.bias)[:fmt.exp_bits]
-        overflow = fmt.max_finite if self._rounding is Rounding.TOWARD_ZERO else fmt.inf
+        # Both exponents a rounding carry can leave, compared ahead of the increment so the
+        # carry only selects.
+        exp = [Signal(signed(self._exp_width + 1), name=f"exp_{c}") for c in (0, 1)]
+        m.d.comb += [exp[0].eq(self.exp), exp[1].eq(self.exp + 1)]
+        v = cut(m, "decided", kept=kept, up=up, inexact=inexact, sign=self.sign, nan=self.nan,
+                invalid=self.invalid, exact=self.exact, exact_bits=self.exact_bits,
+                tiny=Cat(e < fmt.emin for e in exp), huge=Cat(e > fmt.emax for e in exp),
+                biased=Cat((e + fmt.bias)[:fmt.exp_bits] for e in exp))
 
-        with m.If(self.nan):
+        rounded = Signal(fmt.precision + 1)
+        m.d.comb += rounded.eq(v["kept"] + v["up"])
+        v = cut(m, "rounded", rounded=rounded, **{k: x for k, x in v.items() if k not in ("kept", "up")})
+
+        carry = v["rounded"][fmt.precision]
+        tiny, huge = v["tiny"].bit_select(carry, 1), v["huge"].bit_select(carry, 1)
+        biased = v["biased"].word_select(carry, fmt.exp_bits)
+        mantissa = v["rounded"][:fmt.man_bits]          # all zero after a carry
+        overflow = fmt.max_finite if self._rounding is Rounding.TOWARD_ZERO else fmt.inf
+        sign = v["sign"]
+
+        with m.If(v["nan"]):
             m.d.comb += [self.result.eq(fmt.canonical_nan),
-                         self.flags.eq(Cat(Const(0, 4), self.invalid))]  # Flags.INVALID
-        with m.Elif(self.exact):
-            m.d.comb += self.result.eq(self.exact_bits)
+                         self.flags.eq(Cat(Const(0, 4), v["invalid"]))]  # Flags.INVALID
+        with m.Elif(v["exact"]):
+            m.d.comb += self.result.eq(v["exact_bits"])
         with m.Elif(tiny):
-            m.d.comb += [self.result.eq(Cat(Const(0, fmt.width - 1), self.sign)),
+            m.d.comb += [self.result.eq(Cat(Const(0, fmt.width - 1), sign)),
                          self.flags.eq(Flags.UNDERFLOW | Flags.INEXACT)]
         with m.Elif(huge):
-            m.d.comb += [self.result.eq(Cat(Const(overflow, fmt.width - 1), self.sign)),
+            m.d.comb += [self.result.eq(Cat(Const(overflow, fmt.width - 1), sign)),
                          self.flags.eq(Flags.OVERFLOW | Flags.INEXACT)]
         with m.Else():
-            m.d.comb += [self.result.eq(Cat(mantissa, biased, self.sign)),
-                         self.flags.eq(inexact)]
+            m.d.comb += [self.result.eq(Cat(mantissa, biased, sign)),
+                         self.flags.eq(v["inexact"])]
         return m
-

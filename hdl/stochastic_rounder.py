@@ -11,6 +11,7 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
+from .pipeline import Delay
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
 from .xorshift import Xorshift32
@@ -29,7 +30,8 @@ class StochasticRounder(ArithmeticUnit):
     sr_bits : int, optional
         Random bits per ``sr`` rounding (default: every discarded bit).
     stages : int
-        Register stages, 0..16: at the output first, then at the inputs.
+        Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
+        the rounder's cut points, the output, the input.
     rng : bool
         True: a built-in xorshift32 lane supplies the random bits, stepping once per
         ``valid_in`` (ports ``seed``, ``seed_load``). False: they come in on ``rand``.
@@ -53,7 +55,9 @@ class StochasticRounder(ArithmeticUnit):
         else:
             extra = {"rand": In(rand_bits)} if rand_bits is not None else None
         super().__init__(operands={"a": self.in_fmt.width}, result_width=self.out_fmt.width,
-                         rand_bits=rand_bits, stages=stages, cut_points=["output", "input"], extra=extra)
+                         rand_bits=rand_bits, stages=stages, extra=extra,
+                         cuts=[("input", Delay()), *Rounder.cuts(self.out_fmt, self.in_fmt.precision,
+                                                                 self.in_fmt.exp_bits + 2, self.rounding, rand_bits)])
 
     def elaborate(self, platform):
         m = Module()
@@ -70,7 +74,8 @@ class StochasticRounder(ArithmeticUnit):
         exp = Signal(signed(signed_width(-fi.bias, fi.exp_max_field - fi.bias)))
         m.d.comb += exp.eq(a.exponent - fi.bias)
         m.submodules.rounder = rounder = Rounder(
-            fmt=fo, width=fi.precision, exp_width=len(exp), rounding=self.rounding, rand_bits=self.rand_bits)
+            fmt=fo, width=fi.precision, exp_width=len(exp), rounding=self.rounding, rand_bits=self.rand_bits,
+            stages=self._stages)
         m.d.comb += [
             rounder.sign.eq(a.sign), rounder.exp.eq(exp), rounder.sig.eq(a.significand),
             rounder.nan.eq(a.is_nan), rounder.invalid.eq(a.is_signalling),

@@ -13,12 +13,13 @@ __all__ = ["ArithmeticUnit"]
 
 class ArithmeticUnit(wiring.Component):
     """Operands and ``valid_in`` in; ``result``, ``flags``, ``valid_out`` out; ``stages``
-    registers at the datapath's cut points (the last cut point used is ``output``)."""
+    registers at the datapath's cut points (``cuts``: ``input`` first, then the unit's own,
+    then the shared rounder's ``Rounder.cuts``, ending at ``output``)."""
 
     def __init__(self, *, operands: dict[str, int], result_width: int, rand_bits: int | None,
-                 stages: int, cut_points: list[str], extra: dict | None = None):
+                 stages: int, cuts: list, extra: dict | None = None):
         self.rand_bits = rand_bits
-        self._stages = Stages(stages, cut_points)
+        self._stages = Stages(stages, cuts)
         members = {name: In(width) for name, width in operands.items()}
         members.update(valid_in=In(1), result=Out(result_width), flags=Out(5), valid_out=Out(1))
         members.update(extra or {})
@@ -30,11 +31,24 @@ class ArithmeticUnit(wiring.Component):
         return self._stages.stages
 
     @property
+    def max_stages(self) -> int:
+        """The deepest pipeline: one register at every cut point."""
+        return self._stages.max_stages
+
+    @property
+    def segments(self):
+        """Estimated logic delay (``pipeline.Delay``) between consecutive registers."""
+        return self._stages.segments
+
+    @property
     def cut_registers(self) -> dict[str, int]:
         """Registers at each cut point: name -> count (they add up to ``latency``)."""
         return dict(self._stages.count)
 
     def _drive_outputs(self, m: Module, rounder, valid) -> None:
-        """The rounder's result through the ``output`` registers to the ports."""
+        """The rounder's result through the ``output`` registers to the ports; ``valid``
+        through the rounder's cut points alongside it."""
+        for name in rounder.CUTS:
+            valid = self._stages.cut(m, name, valid=valid)["valid"]
         v = self._stages.cut(m, "output", result=rounder.result, flags=rounder.flags, valid=valid)
         m.d.comb += [self.result.eq(v["result"]), self.flags.eq(v["flags"]), self.valid_out.eq(v["valid"])]

@@ -110,7 +110,8 @@ def _golden(unit, params, fmts, out_fmt, operands, rounding, rand, sr_bits):
 _MODELS = threading.local()      # one model per thread: Dask's threads must not share one
 
 
-def _model(plan: Plan, verilog=None) -> Model:
+def model_of(plan: Plan, verilog=None) -> Model:
+    """The compiled model of ``plan`` (a ``verilog`` edit applied), built once per thread."""
     cache = _MODELS.__dict__.setdefault("models", {})
     key = (plan.unit, plan.params, verilog)
     if key not in cache:
@@ -126,7 +127,7 @@ def check_chunk(plan: Plan, index: int, verilog=None) -> dict:
     and ``seconds``. ``verilog``: a Verilog edit (see ``Model``), for mutation tests.
     """
     begin = time.perf_counter()
-    model = _model(plan, verilog)
+    model = model_of(plan, verilog)
     params = model.manifest["parameters"]
     fmts, out_fmt = operand_formats(plan.unit, params)
     operands = _operands(plan, fmts, index)

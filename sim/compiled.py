@@ -254,6 +254,8 @@ class Model:
 
     def __init__(self, unit_key: str, params: dict, *, verilog=None):
         def prepare(manifest, text):
+            #: The unit's Verilog as simulated: reports name the design they checked by it.
+            self.verilog_sha256 = hashlib.sha256(text.encode()).hexdigest()
             self.clocked = any(p["name"] == "clk" for p in manifest["ports"])
             self.lanes = 1 if self.clocked else LANES
             if self.lanes == 1:

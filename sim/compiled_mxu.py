@@ -18,6 +18,7 @@ an active draw.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import re
 import time
@@ -144,6 +145,7 @@ class MxuModel:
         self.params = params
 
         def prepare(manifest, text):
+            self.verilog_sha256 = hashlib.sha256(text.encode()).hexdigest()   # the design checked
             self.widths = {p["name"]: p["width"] for p in manifest["ports"]}
             wd = self.widths
             shim = (_SHIM.replace("@SEED@", _SEED if "seed" in wd else "")
@@ -229,7 +231,7 @@ def check(model: MxuModel, vectors: int, seed: int, *, swap_rate: float = 1 / 8,
     bad = np.flatnonzero((got[:rows] != want.y[:rows]).any(axis=1))
     seconds = time.perf_counter() - start
     macs = vectors * model.k * model.n
-    return {"module": model.name, "rows": vectors, "tiles": len(tiles), "transfers": out["transfers"],
+    return {"module": model.name, "verilog_sha256": model.verilog_sha256, "rows": vectors, "tiles": len(tiles), "transfers": out["transfers"],
             "golden_rows": len(want.y), "mismatches": int(len(bad)) + abs(out["transfers"] - len(want.y)),
             "flags": out["flags"], "golden_flags": want_flags, "flags_match": out["flags"] == want_flags,
             "first_mismatches": [{"row": int(i), "got": [hex(v) for v in got[i]], "golden": [hex(v) for v in want.y[i]]}

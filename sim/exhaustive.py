@@ -22,7 +22,7 @@ from golden.cli import Parser, build_dir, check_output, command
 from hdl.build import UNITS, add_unit_arguments, module_name
 
 from . import executor
-from .chunks import MAX_EXHAUSTIVE_BITS, SHOWN, Plan, check_chunk, operand_formats
+from .chunks import MAX_EXHAUSTIVE_BITS, SHOWN, Plan, check_chunk, model_of, operand_formats
 
 __all__ = ["main", "plan_of", "part_range", "run"]
 
@@ -79,7 +79,9 @@ def run(plan: Plan, indices: range, report: Path, *, workers: int = executor.DEF
 
     from tqdm import tqdm
 
-    header = {"plan": plan.describe(), "chunks": [indices.start, indices.stop]}
+    # The design's hash in the journal: a changed unit never resumes an old run's chunks.
+    design = model_of(plan, verilog).verilog_sha256
+    header = {"plan": plan.describe(), "chunks": [indices.start, indices.stop], "verilog_sha256": design}
     journal = _journal(report)
     done, seconds = _read_journal(journal, header)
     todo = [i for i in indices if i not in done]
@@ -114,7 +116,7 @@ def run(plan: Plan, indices: range, report: Path, *, workers: int = executor.DEF
         shown += r["first_mismatches"][:SHOWN - len(shown)]
     vectors = sum(r["vectors"] for r in results)
     out = {"configuration": {**plan.describe(), "module": _module(plan), "chunks": [indices.start, indices.stop],
-                             "of_chunks": plan.chunks},
+                             "of_chunks": plan.chunks, "verilog_sha256": design},
            "vectors": vectors, "mismatches": sum(r["mismatches"] for r in results), "seconds": round(seconds, 2),
            "vectors_per_s": round(vectors / seconds) if seconds else None,
            "executor": executor.describe(workers, scheduler), "cycles": sum(r["cycles"] for r in results),

@@ -2,8 +2,9 @@
 
 A unit has more I/O bits than a small FPGA has pins, so ``FmaxHarness`` wraps it: a shift
 register fed from one pin (a button) drives every input from registers, every output is
-registered, and their XOR leaves on one pin (an LED). The critical path is then the unit's
-register-to-register path (for ``stages=0``, the whole datapath). The boards come from
+registered, and their XOR leaves on one pin (an LED) through a tree of registered 4-input
+XORs (one LUT level per register, so the harness never limits Fmax). The critical path is
+then the unit's register-to-register path (for ``stages=0``, the whole datapath). The boards come from
 ``amaranth-boards`` (iCEBreaker: iCE40UP5K-SG48; ULX3S 85F: LFE5U-85F-6BG381C); the flow is
 Amaranth's own build with Yosys and nextpnr from PyPI (``yowasp-*``). The clock is constrained
 to ``TARGET_MHZ``, above every unit's Fmax, not to the board's oscillator: nextpnr then works
@@ -25,7 +26,8 @@ from amaranth.build import Clock
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 
-__all__ = ["BOARDS", "TARGET_MHZ", "FmaxHarness", "board", "place_and_route", "parse_report"]
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "place_and_route", "parse_report",
+           "parse_details"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
 BOARDS = {
@@ -34,6 +36,8 @@ BOARDS = {
 }
 #: Clock target of place and route per architecture (the boards' oscillators: 12 and 25 MHz).
 TARGET_MHZ = {"ice40": 100, "ecp5": 300}
+#: nextpnr's placer seed (its default, stated so a figure can be reproduced).
+SEED = 1
 #: Tools Amaranth's build scripts call, by the environment variables that rename them.
 _TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
 
@@ -59,14 +63,17 @@ class FmaxHarness(wiring.Component):
         for port in inputs:
             m.d.comb += port.eq(chain[at:at + len(port)])
             at += len(port)
-        captured = []
+        bits = []
         for name, port in outputs:
             r = Signal(len(port), name=f"out_{name}")
             m.d.sync += r.eq(port)
-            captured.append(r.xor())
-        parity = Signal()
-        m.d.sync += parity.eq(functools.reduce(operator.xor, captured))
-        m.d.comb += dout.eq(parity)
+            bits += list(r)
+        level = 0
+        while len(bits) > 1:
+            nxt = [Signal(name=f"xor{level}_{i}") for i in range(0, len(bits), 4)]
+            m.d.sync += [reg.eq(functools.reduce(operator.xor, bits[4 * i:4 * i + 4])) for i, reg in enumerate(nxt)]
+            bits, level = nxt, level + 1
+        m.d.comb += dout.eq(bits[0])
         return m
 
 
@@ -85,6 +92,25 @@ def parse_report(log: str, arch: str) -> dict:
     return {f"{arch}_fmax_mhz": fmax[-1], f"{arch}_pnr_cells": n, f"{arch}_util_pct": round(100 * n / total, 3)}
 
 
+_CELLS = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)", re.M)
+_PATH = re.compile(r"Critical path report for clock '[^']+' \(posedge -> posedge\):\n(.*?ns routing)", re.S)
+
+
+def parse_details(log: str) -> dict:
+    """Every cell type's count and the post-route critical path (source, sink, logic and
+    routing delay, ns) from a nextpnr log."""
+    cells = {name: int(n) for name, n, _ in _CELLS.findall(log)}
+    paths = _PATH.findall(log)
+    out = {"cells": cells}
+    if paths:
+        sources = re.findall(r"Source (\S+)", paths[-1])
+        split = re.search(r"([\d.]+) ns logic, ([\d.]+) ns routing", paths[-1])
+        out.update(path_from=sources[0], path_to=sources[-1],
+                   path_logic_ns=float(split[1]) if split else None,
+                   path_route_ns=float(split[2]) if split else None)
+    return out
+
+
 def board(arch: str):
     """``arch``'s amaranth-boards platform, its default clock constrained to ``TARGET_MHZ``."""
     module, cls, _ = BOARDS[arch]
@@ -99,8 +125,10 @@ def board(arch: str):
     return type(cls, (base,), {"resources": [retarget(r) for r in base.resources]})()
 
 
-def place_and_route(unit, arch: str, build_dir: Path) -> dict:
-    """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation."""
+def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False) -> dict:
+    """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
+    with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
+    (``-dsp`` maps iCE40 multiplies onto SB_MAC16)."""
     platform = board(arch)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ}
@@ -108,6 +136,7 @@ def place_and_route(unit, arch: str, build_dir: Path) -> dict:
         env[tool.upper().replace("-", "_")] = str(bin_dir / f"yowasp-{tool}")
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False,
-                          nextpnr_opts="--timing-allow-fail")
+                          nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts)
     plan.execute_local(str(build_dir), env=env)
-    return parse_report((build_dir / "top.tim").read_text(), arch)
+    log = (build_dir / "top.tim").read_text()
+    return {**parse_report(log, arch), **(parse_details(log) if details else {})}

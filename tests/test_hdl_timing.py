@@ -1,0 +1,85 @@
+"""Delay-directed pipelining: the leading-zero tree, stage placement per unit, the delay
+model and ``python -m hdl.build --target-mhz``."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.sim import Simulator
+
+from hdl import timing
+from hdl.adder import FPAdder, leading_zeros
+from hdl.multiplier import FPMultiplier
+from hdl.stochastic_rounder import StochasticRounder
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 8, 9])
+def test_leading_zero_tree_counts_every_value(width):
+    m = Module()
+    value = Signal(width)
+    count = Signal(range(width + 1))
+    m.d.comb += count.eq(leading_zeros(value))
+    sim = Simulator(m)
+
+    async def bench(ctx):
+        for x in range(1 << width):
+            ctx.set(value, x)
+            assert ctx.get(count) == width - x.bit_length(), x
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("make", [lambda n: FPAdder(stages=n), lambda n: FPMultiplier(out_fmt="bf16", stages=n),
+                                  lambda n: FPMultiplier(stages=n), lambda n: StochasticRounder(stages=n)])
+def test_every_interior_stage_shortens_the_estimated_critical_path(make):
+    probe = make(0)
+    timing.unused(probe)
+    interior = probe.max_stages - 2
+    worst = []
+    for n in range(interior + 1):
+        unit = make(n)
+        timing.unused(unit)
+        assert unit.latency == n
+        worst.append(max(d.cost for d in unit.segments))
+    # Non-increasing, and down to the largest single segment.
+    assert all(b <= a for a, b in zip(worst, worst[1:]))
+    assert worst[-1] < worst[0]
+
+
+def test_multiplier_product_sits_alone_between_registers():
+    mul = FPMultiplier(stages=2)
+    timing.unused(mul)
+    assert mul._stages.count["product"] == 1
+    assert timing.Delay(mul=1) in mul.segments
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_target_mhz_picks_the_smallest_predicted_depth(tmp_path):
+    model = timing.load_model()
+    proc = _cli("add", "--target-mhz", "100", "--arch", "ecp5", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (tmp_path / "out").glob("*.json")
+    manifest = json.loads(path.read_text())
+    n = manifest["parameters"]["stages"]
+    assert manifest["latency"] == n and manifest["timing"]["target_mhz"] == 100
+    assert manifest["timing"]["predicted_mhz"] >= 100
+    shallower = FPAdder(stages=n - 1)
+    timing.unused(shallower)
+    assert timing.predict_mhz(shallower, "ecp5", model) < 100
+
+
+@pytest.mark.parametrize("args, message", [
+    (["add", "--target-mhz", "100", "--stages", "2"], "give it or --stages, not both"),
+    (["mxu", "--target-mhz", "100", "--add-stages", "1"], "give it or --add-stages, not both"),
+    (["mul", "--target-mhz", "5000"], "target_mhz must be in 1..1000 MHz, not 5000"),
+    (["add", "--target-mhz", "900"], "target_mhz 900 is out of reach on ecp5"),
+    (["add", "--arch", "xilinx"], "invalid choice: 'xilinx'"),
+])
+def test_target_mhz_errors(args, message, tmp_path):
+    proc = _cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,69 @@
+"""synth.timing: the nextpnr critical-path parser, harness flip-flop accounting, ratios and
+the delay-model fit (no place and route here: those runs are the benchmark)."""
+
+import pytest
+
+from hdl import timing
+from synth import timing as sweep
+from synth.pnr import parse_details
+
+LOG = """Info: Device utilisation:
+Info: 	          TRELLIS_IO:       3/    365     0%
+Info: 	           MULT18X18D:       1/    156     0%
+Info: 	          TRELLIS_FF:      39/  83640     0%
+Info: 	        TRELLIS_COMB:       7/  83640     0%
+
+Info: Critical path report for clock '$glbnet$cd_sync.clk' (posedge -> posedge):
+Info:       type curr  total name
+Info:   clk-to-q  0.52  0.52 Source unit.b_TRELLIS_FF_Q_5.Q
+Info:    routing  1.07  1.60 Net unit.b[3] (5,35) -> (4,34)
+Info:                          Sink unit.p_MULT18X18D_P9.B3
+Info:      logic  3.93  5.53 Source unit.p_MULT18X18D_P9.P10
+Info:    routing  1.12  6.65 Net unit.p[10] (4,34) -> (4,36)
+Info:                          Sink out_p_TRELLIS_FF_Q_11.M
+Info:      setup  0.00  6.65 Source out_p_TRELLIS_FF_Q_11.M
+Info: 4.45 ns logic, 2.20 ns routing
+
+Info: Critical path report for cross-domain path '<async>' -> '<async>':
+Info:       type curr  total name
+Info:     source  0.00  0.00 Source cd_sync.clk_buf.buf.buf0.O
+Info: 0.00 ns logic, 0.25 ns routing
+"""
+
+
+def test_parse_details_reads_cells_and_the_clock_critical_path():
+    got = parse_details(LOG)
+    assert got["cells"]["MULT18X18D"] == 1 and got["cells"]["TRELLIS_FF"] == 39
+    assert got["path_from"] == "unit.b_TRELLIS_FF_Q_5.Q" and got["path_to"] == "out_p_TRELLIS_FF_Q_11.M"
+    assert (got["path_logic_ns"], got["path_route_ns"]) == (4.45, 2.2)
+
+
+def test_harness_flip_flops_of_the_bare_multiply():
+    unit, _ = sweep.component("bare", 0)
+    timing.unused(unit)
+    # 16 input chain + 16 output registers + XOR tree 16 -> 4 -> 1 + 2 reset synchroniser.
+    assert sweep.harness_ffs(unit) == 16 + 16 + 5 + 2
+
+
+def test_ratio_is_to_the_faster_bare_multiply_of_the_same_part():
+    rows = [dict(arch="ice40", kind="bare", stages=0, fmax_mhz=40.0),
+            dict(arch="ice40", kind="bare_dsp", stages=0, fmax_mhz=50.0),
+            dict(arch="ice40", kind="pe", stages=[1, 7], fmax_mhz=45.0)]
+    out = sweep.finish_rows(rows, timing.load_model())
+    assert [r["ratio_to_bare"] for r in out] == [0.8, 1.0, 0.9]
+    assert out[2]["predicted_mhz"] > 0
+
+
+def test_fit_recovers_the_coefficients_that_made_the_periods():
+    truth = {"t0": 1.2, "levels": 0.7, "carry": 0.05, "mul": 3.5}
+    plan = [(k, s) for k, s in sweep.PLAN["ecp5"] if not k.startswith("bare")]
+    rows = []
+    for kind, stages in plan:
+        design = sweep._design(kind, stages)
+        rows.append(dict(arch="ecp5", kind=kind, stages=list(stages) if isinstance(stages, tuple) else stages,
+                         fmax_mhz=1000 / timing.period_ns(timing.segments(design), truth)))
+    fitted = sweep.fit(rows, {"ecp5": {"t0": 1.5, "levels": 0.9, "carry": 0.03, "mul": 4.5}})["ecp5"]
+    assert fitted["rms_error_pct"] < 1
+    for row in rows:
+        design = sweep._design(row["kind"], row["stages"])
+        assert timing.predict_mhz(design, "ecp5", {"ecp5": fitted}) == pytest.approx(row["fmax_mhz"], rel=0.01)
