@@ -107,9 +107,10 @@ class FPAdder(ArithmeticUnit):
         side = {"valid": v["valid"], **{k: v[k] for k in rand}}
 
         # Order by magnitude; DAZ zeros lowest. One format: the encodings order as the values.
-        a_key = Mux(a.is_zero_daz, 0, Cat(a.mantissa, a.exponent))
-        b_key = Mux(b.is_zero_daz, 0, Cat(b.mantissa, b.exponent))
-        swap = b_key > a_key
+        # The compare's carry chain starts straight from the inputs; the DAZ flags (an
+        # exponent AND) settle beside it and only select after it.
+        raw_swap = Cat(b.mantissa, b.exponent) > Cat(a.mantissa, a.exponent)
+        swap = Mux(a.is_zero_daz, ~b.is_zero_daz, ~b.is_zero_daz & raw_swap)
         sig_a = Mux(a.is_zero_daz, 0, a.significand)
         sig_b = Mux(b.is_zero_daz, 0, b.significand)
         inf_minus_inf = a.is_inf & b.is_inf & (a.sign != b.sign)

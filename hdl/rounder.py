@@ -129,16 +129,19 @@ class Rounder(wiring.Component):
         # carry only selects.
         exp = [Signal(signed(self._exp_width + 1), name=f"exp_{c}") for c in (0, 1)]
         m.d.comb += [exp[0].eq(self.exp), exp[1].eq(self.exp + 1)]
-        v = cut(m, "decided", kept=kept, up=up, inexact=inexact, sign=self.sign, nan=self.nan,
+        # The increment carries out exactly when every kept bit is 1: that AND settles
+        # beside the increment's carry chain, so the exponent select need not wait for it.
+        v = cut(m, "decided", kept=kept, up=up, all_ones=kept.all(), inexact=inexact, sign=self.sign, nan=self.nan,
                 invalid=self.invalid, exact=self.exact, exact_bits=self.exact_bits,
                 tiny=Cat(e < fmt.emin for e in exp), huge=Cat(e > fmt.emax for e in exp),
                 biased=Cat((e + fmt.bias)[:fmt.exp_bits] for e in exp))
 
         rounded = Signal(fmt.precision + 1)
         m.d.comb += rounded.eq(v["kept"] + v["up"])
-        v = cut(m, "rounded", rounded=rounded, **{k: x for k, x in v.items() if k not in ("kept", "up")})
+        v = cut(m, "rounded", rounded=rounded, carry=v["up"] & v["all_ones"],
+                **{k: x for k, x in v.items() if k not in ("kept", "up", "all_ones")})
 
-        carry = v["rounded"][fmt.precision]
+        carry = v["carry"]
         tiny, huge = v["tiny"].bit_select(carry, 1), v["huge"].bit_select(carry, 1)
         biased = v["biased"].word_select(carry, fmt.exp_bits)
         mantissa = v["rounded"][:fmt.man_bits]          # all zero after a carry

@@ -271,12 +271,18 @@ def main(argv=None) -> int:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
     parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
+    parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe (default all of "
+                        f"{', '.join(UNITS)})")
     args = parser.parse_args(argv)
     arches = args.arch.split(",")
     bad = [a for a in arches if a not in PLAN]
     if bad:
         parser.error(f"--arch {args.arch}: unknown architecture {bad[0]!r} (ecp5, ice40)")
-    plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch]]
+    kinds = args.only.split(",") if args.only is not None else list(UNITS)
+    bad = [k for k in kinds if k not in UNITS]
+    if bad:
+        parser.error(f"--only {args.only}: unknown design {bad[0]!r} ({', '.join(UNITS)})")
+    plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch] if kind in kinds]
     rows = []
     model = timing.load_model()
     for i, (arch, kind, stages) in enumerate(plan, 1):
@@ -299,7 +305,7 @@ def main(argv=None) -> int:
         print("python -m synth.timing: error: no results", file=sys.stderr)
         return 2
     if args.fit:
-        model = fit(rows, model)
+        model = fit(cached_rows(args.cache), model)
         timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
         print(f"wrote {timing.MODEL_PATH}")
     rows = finish_rows(cached_rows(args.cache), model)

@@ -105,7 +105,10 @@ def test_register_depth_and_feedback():
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")   # built, not elaborated
 @pytest.mark.parametrize("key", sorted(FORMAL_UNITS))
 def test_cut_registers_add_up_to_the_latency(key):
-    for stages in (0, 1, 3, 7, 16):
+    probe, _ = FORMAL_UNITS[key].build(stages=0)
+    top = probe.max_stages                  # each unit takes up to its cut point count
+    del probe
+    for stages in sorted({0, 1, 3, min(7, top), top}):
         unit, _ = FORMAL_UNITS[key].build(stages=stages)
         assert sum(unit.cut_registers.values()) == unit.latency == stages
         del unit

@@ -67,3 +67,11 @@ def test_fit_recovers_the_coefficients_that_made_the_periods():
     for row in rows:
         design = sweep._design(row["kind"], row["stages"])
         assert timing.predict_mhz(design, "ecp5", {"ecp5": fitted}) == pytest.approx(row["fmax_mhz"], rel=0.01)
+
+
+def test_only_names_an_unknown_design(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        sweep.main(["--only", "add,adder", "--cache", str(tmp_path), "--docs", str(tmp_path), "--cached-only"])
+    assert exit_.value.code == 2
+    assert "--only add,adder: unknown design 'adder'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())           # nothing written
