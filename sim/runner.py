@@ -138,16 +138,23 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
 LINT_ALLOWED = {
     "DECLFILENAME": (r"", "one file holds the top module and its submodules, named top.sub"),
     "PROCASSINIT": (r"", "registers carry their power-on value as a declaration initialiser"),
-    "WIDTHTRUNC": (r"^Logical operator LOGNOT expects 1 bit on the LHS",
-                   "Yosys writes 'x == 0' as '!x' on a multi-bit x, whose Verilog meaning is exactly that"),
+    "WIDTHTRUNC": (r"^Logical operator LOGNOT expects 1 bit on the LHS|"
+                   r"^Operator ASSIGNW expects \d+ bits on the Assign RHS, but Assign RHS's SHIFTR generates",
+                   "Yosys writes 'x == 0' as '!x' on a multi-bit x, whose Verilog meaning is exactly that; "
+                   "a selection among precomputed values (the rounder's carry picks one of two "
+                   "exponent checks) comes out as a right shift truncated to the selected width"),
     "WIDTHEXPAND": (r"(RHS|LHS)'s (SIGNED|CONST) |^Operator SHIFTL expects \d+ bits on the LHS",
                     "a $signed() operand sign-extends and a constant zero-extends to the operation's "
                     "width, and a left shift widens its operand: Verilog's rules are the intended "
                     "semantics (checked bit for bit in simulation)"),
-    "UNUSEDSIGNAL": (r"'\$\d+'|'[^']*[.\[][^']*'|^Signal is not used: '[\w$]+'",
+    "UNUSEDSIGNAL": (r"'\$\d+'|'[^']*[.\[][^']*'|^Signal is not used: '[\w$]+'|"
+                     r"^Bits of signal are not used: '(rounded|\w+_r\d+)'\[",
                      "unused bits of Yosys temporaries ($N), dangling aliases of struct fields and "
                      "array elements, and submodule signals the parent leaves unused (a unit's valid "
-                     "chain inside a PE); an unused top-level port is still an error"),
+                     "chain inside a PE), the rounder's increment bits that its precomputed carry "
+                     "makes redundant, and high bits of a cut point's register (NAME_rN) that the "
+                     "logic after it no longer reads (synthesis drops them); an unused top-level "
+                     "port is still an error"),
 }
 
 
