@@ -7,8 +7,9 @@ Each experiment is a module with ``NAME``, ``HELP``, ``add_arguments(parser)`` a
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from ..cli import Parser, check_output, command
+from ..cli import Parser, build_dir, check_output, command
 from . import multipass, sr_dot, train
 from .sr_dot import fp32_accumulate, narrow_accumulate
 
@@ -27,6 +28,9 @@ def main(argv=None) -> int:
         p = sub.add_parser(name, help=module.HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                            description=module.__doc__.split("\n\n", 1)[1])
         module.add_arguments(p)
+        out = build_dir("results", name)
+        p.add_argument("--out", type=Path, default=out,
+                       help=f"output folder for {name}.csv and {name}.png (default {out})")
         p.add_argument("--quick", action="store_true", help="a reduced run (under a minute)")
         parsers[name] = p
     args = parser.parse_args(argv)

@@ -26,7 +26,7 @@ import numpy as np
 from ..bits import to_float64
 from ..formats import FP32
 from ..multipass import PASSES, multipass_matmul
-from ..cli import build_dir, progress, save_figure
+from ..cli import progress, save_figure
 from .common import check_ranges, write_csv
 
 NAME = "multipass"
@@ -130,8 +130,6 @@ def add_arguments(p):
     p.add_argument("--k-max", type=int, default=4096, help="largest K, a power of two in 16..16384 (default 4096)")
     p.add_argument("--size", type=int, default=32, help="X is SIZE x K, W is K x SIZE; 1..256 (default 32)")
     p.add_argument("--seed", type=int, default=1, help="seed of the matrices, 0..2**20 (default 1)")
-    p.add_argument("--out", type=Path, default=build_dir("results", "multipass"),
-                   help="output folder for multipass.csv and multipass.png (default build/results/multipass)")
 
 
 def run(args, p) -> int:

@@ -25,7 +25,7 @@ from .. import xorshift
 from ..bits import to_float64
 from ..formats import BF16, FP32, TF32, FloatFormat
 from ..ops import add, convert, convert_sr_bits, multiply
-from ..cli import build_dir, progress, save_figure
+from ..cli import progress, save_figure
 from ..params import int_param
 from ..rounding import Flags, Rounding
 from .common import check_ranges, write_csv
@@ -304,8 +304,6 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of vectors and xorshift lanes, 0..2**20 (default 1)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
-    p.add_argument("--out", type=Path, default=build_dir("results", "sr-dot"),
-                   help="output folder for sr-dot.csv and sr-dot.png (default build/results/sr-dot)")
 
 
 def run(args, p) -> int:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..train import VARIANTS, load_digits_split, train
-from ..cli import build_dir, progress, save_figure
+from ..cli import progress, save_figure
 from .common import check_ranges, write_csv
 
 NAME = "train"
@@ -86,8 +86,6 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
     p.add_argument("--variants", default=",".join(BY_NAME),
                    help=f"comma-separated subset of {','.join(BY_NAME)} (default: all)")
-    p.add_argument("--out", type=Path, default=build_dir("results", "train"),
-                   help="output folder for train.csv and train.png (default build/results/train)")
 
 
 def run(args, p) -> int:
