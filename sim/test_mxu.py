@@ -237,14 +237,8 @@ async def defined_start_and_swaps_wait_for_their_tile(dut):
     await offer_row(1, 3)
     # Row 2's tile loads while row 1's tile is active; then w waits for the swap.
     await FallingEdge(dut.clk)
-    for row in tiles[2]:
-        dut.w__valid.value, dut.w__payload.value = 1, _pack(row, s.port_fmt.width)
-        await ReadOnly()
-        while not int(dut.w__ready.value):
-            await FallingEdge(dut.clk)
-            await ReadOnly()
-        await FallingEdge(dut.clk)
-    dut.w__payload.value = _pack(tiles[0][0], s.port_fmt.width)      # a fourth tile's row
+    await s.load_tile(dut, tiles[2])
+    dut.w__valid.value, dut.w__payload.value = 1, _pack(tiles[0][0], s.port_fmt.width)   # a fourth tile's row
     for _ in range(4):
         await ReadOnly()
         assert not int(dut.w__ready.value), "w accepted a row into a full shadow buffer"
