@@ -32,8 +32,8 @@ STAGES = (0, 2)
 CONFIGS = [(unit, {**params, "stages": s}) for unit, group in
            (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)) for params in group for s in STAGES]
 CONFIGS += [("xorshift", params) for params in XORSHIFTS]
-#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 7, adder 12 (was 11)
-#: 11, SR unit 4) and past the interior ones into the input/output registers (Verilator only).
+#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 7, adder 12,
+#: SR unit 4) and past the interior ones into the input/output registers (Verilator only).
 DEEP = [("mul", dict(stages=7)), ("mul", dict(out_fmt="bf16", rounding="rne", stages=3)),
         ("mul", dict(out_fmt="bf16", rounding="sr", stages=4)),
         ("add", dict(rounding="rne", stages=11)), ("add", dict(rounding="sr", stages=5)),

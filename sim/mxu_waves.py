@@ -8,12 +8,12 @@ the ``wavedrom`` package (``docs/mxu-NAME.svg``). The diagrams are the simulatio
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from amaranth.sim import Simulator
 
+from golden.cli import Parser, check_output, command, write_text
 from hdl.mxu import MXU
 
 #: name -> (caption, w rows, x rows as (label, swap), y.ready per cycle, x held back until cycle, cycles)
@@ -90,16 +90,19 @@ def wavedrom(caption: str, trace: list[dict]) -> dict:
     return {"signal": signals, "head": {"text": caption, "tick": 0}, "config": {"hscale": 1}}
 
 
+@command("python -m sim.mxu_waves")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sim.mxu_waves", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m sim.mxu_waves", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs"), help="folder for the JSON and SVG (default docs/)")
     args = parser.parse_args(argv)
+    check_output(args.out, "--out", folder=True)
     import wavedrom as renderer
 
     for name, (caption, w_rows, x_rows, y_ready, w_gaps, cycles) in SCENARIOS.items():
         source = json.dumps(wavedrom(caption, simulate(w_rows, x_rows, y_ready, w_gaps, cycles)), indent=1)
-        (args.out / f"mxu-{name}.json").write_text(source + "\n")
-        renderer.render(source).saveas(str(args.out / f"mxu-{name}.svg"))
+        svg = '<?xml version="1.0" encoding="utf-8" ?>\n' + renderer.render(source).tostring()
+        write_text(args.out / f"mxu-{name}.json", source + "\n")
+        write_text(args.out / f"mxu-{name}.svg", svg)
         print(f"wrote {args.out / f'mxu-{name}.json'} and .svg")
     return 0
 

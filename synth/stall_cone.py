@@ -11,13 +11,13 @@ output ports are in the cone (``x.ready`` and ``w.ready`` must not be).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from golden.cli import Parser, build_dir, command
 from hdl.build import UNITS, emit
 
 from .flows import yosys_command
@@ -82,7 +82,9 @@ def measure(params: dict, out_dir: Path | None = None) -> dict:
     :func:`cone` of ``y``'s ready."""
     unit = UNITS["mxu"]
     component, values = unit.build(**params)
-    with tempfile.TemporaryDirectory(dir=out_dir or Path.cwd()) as tmp:
+    out_dir = Path(out_dir or Path.cwd())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         work = Path(tmp)
         v_path, _ = emit(unit, component, values, work)
         top = v_path.stem
@@ -93,8 +95,9 @@ def measure(params: dict, out_dir: Path | None = None) -> dict:
     return {"module": top, "start": start, **cone(netlist, top, start)}
 
 
+@command("python -m synth.stall_cone")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m synth.stall_cone", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m synth.stall_cone", description=__doc__.splitlines()[0])
     for name in ("rows", "cols", "mul_stages", "add_stages", "acc_depth"):
         default = {"rows": 8, "cols": 8, "mul_stages": 1, "add_stages": 1, "acc_depth": 0}[name]
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=default,
@@ -102,12 +105,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out-rounding", default=None, help="MXU out_rounding (default none)")
     parser.add_argument("--axi-stream", action="store_true", help="AXI4-Stream port names")
     args = parser.parse_args(argv)
-    params = {k: v for k, v in vars(args).items()}
-    try:
-        result = measure(params, Path("build"))
-    except (TypeError, ValueError) as error:
-        parser.exit(2, f"python -m synth.stall_cone: error: {error}\n")
-    print(json.dumps(result))
+    print(json.dumps(measure(vars(args), build_dir("stall-cone"))))
     return 0
 
 

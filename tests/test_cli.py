@@ -12,7 +12,9 @@ import golden.experiments
 import hdl.build
 import sim.bench
 import sim.mxu_bench
+import sim.mxu_waves
 import synth.liberty
+import synth.stall_cone
 import synth.sweep
 
 MAINS = {
@@ -21,6 +23,8 @@ MAINS = {
     "hdl.build": hdl.build.main,
     "sim.bench": sim.bench.main,
     "sim.mxu_bench": sim.mxu_bench.main,
+    "sim.mxu_waves": sim.mxu_waves.main,
+    "synth.stall_cone": synth.stall_cone.main,
     "synth.sweep": synth.sweep.main,
     "synth.liberty": synth.liberty.main,
 }
@@ -48,6 +52,7 @@ OUT_FLAGS = {
     ("hdl.build", "mul"): ("--out-dir", "folder"),
     ("sim.bench",): ("--out", "file"),
     ("sim.mxu_bench",): ("--out", "file"),
+    ("sim.mxu_waves",): ("--out", "folder"),
     ("synth.sweep",): ("--out", "folder"),
 }
 
@@ -106,6 +111,9 @@ BAD = [
     ("synth.sweep", ["--cached-only", "--no-cache"], "give one of them"),
     ("synth.sweep", ["--cached-only", "--quick"], "none of the 5 designs is cached"),
     ("synth.liberty", ["no.whl"], "is not a wheel file"),
+    ("sim.mxu_waves", ["--bogus"], "unrecognized arguments"),
+    ("synth.stall_cone", ["--rows", "0"], "rows must be in 1..256, not 0"),
+    ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
 ]
 
 
