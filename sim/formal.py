@@ -22,7 +22,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from golden.cli import Parser, check_output, command, write_text
+from golden.cli import Parser, build_dir, check_output, command, write_text
 from hdl.build import UNITS, _value, add_unit_arguments, module_name
 from synth.flows import yosys_command, yosys_version
 
@@ -30,7 +30,6 @@ from .miter import Miter, Mutant, inputs_of, outputs_of
 
 __all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "register_depth", "check", "main"]
 
-ROOT = Path(__file__).resolve().parent.parent
 #: Units with a ``stages`` parameter, whatever their cut points.
 FORMAL_UNITS = {k: u for k, u in UNITS.items() if any(p.name == "stages" for p in u.params)}
 METHOD = "yosys sat -seq: BMC from reset, one SAT problem (ezSAT, MiniSat)"
@@ -149,8 +148,9 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         # Whatever the other cut points, registers at ``input`` come before any logic.
         input_delay = pipelined.cut_registers.get("input", 0)
     text = rtlil.convert(Miter(dut, ref, input_delay=input_delay), name="miter")
-    (ROOT / "build").mkdir(exist_ok=True)       # yowasp tools cannot see /tmp
-    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="formal_") as folder:
+    work = build_dir("formal")                  # yowasp tools cannot see the host's /tmp
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work, prefix="formal_") as folder:
         (Path(folder) / "miter.il").write_text(text)
         (Path(folder) / "unit.il").write_text(rtlil.convert(dut, name="unit"))
         proc = _yosys(folder, f"read_rtlil unit.il; hierarchy -top unit; {_PREPARE}; write_json unit.json")

@@ -3,8 +3,6 @@ conversion, output rounding lanes, tile accumulation, sticky flags and clears, d
 swaps waiting for their tile, latency and full-rate throughput, bit for bit against
 golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench."""
 
-from pathlib import Path
-
 import pytest
 
 from sim import runner
@@ -51,11 +49,12 @@ def test_y_ready_drives_only_the_output_fifo(params):
     """Yosys cone of y's ready: no ready output in it, and only the output FIFO's counters
     (read pointer, level) and the credit counter: 3 * log2(depth) + 2 flip-flop bits, not
     growing with rows beyond the FIFO depth's logarithm."""
+    from golden.cli import build_dir
     from hdl.build import UNITS
     from synth.stall_cone import measure
 
     params = dict(mul_stages=1, add_stages=1, **params)
-    cone = measure(params, Path(__file__).resolve().parents[1] / "build")
+    cone = measure(params, build_dir("stall-cone"))
     depth = UNITS["mxu"].build(**params)[0].fifo_depth
     assert cone["ports"] == [], f"ready outputs in y.ready's combinational cone: {cone['ports']}"
     assert cone["ff_bits"] <= 3 * (depth.bit_length() - 1) + 2 and cone["memory_bits"] == 0, cone
