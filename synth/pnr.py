@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from amaranth.build import Clock
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Signal, Value
 from amaranth.lib import wiring
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "place_and_route", "parse_report",
@@ -43,7 +43,7 @@ _TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
 
 
 class FmaxHarness(wiring.Component):
-    """Registers around ``unit`` (a component with flat ``In``/``Out`` ports), one pin each way."""
+    """Registers around ``unit`` (a component; stream ports are flattened), one pin each way."""
 
     def __init__(self, unit):
         self.unit = unit
@@ -53,9 +53,11 @@ class FmaxHarness(wiring.Component):
         m = Module()
         m.submodules.unit = unit = self.unit
         din, dout = platform.request("button", 0).i, platform.request("led", 0).o
-        members = unit.signature.members.items()
-        inputs = [getattr(unit, name) for name, member in members if member.flow == wiring.In]
-        outputs = [(name, getattr(unit, name)) for name, member in members if member.flow == wiring.Out]
+        # Every port signal, stream interfaces' included (a path per signal: ``("x", "payload")``).
+        ports = [("_".join(map(str, path)), member.flow, Value.cast(value))
+                 for path, member, value in unit.signature.flatten(unit)]
+        inputs = [port for _, flow, port in ports if flow == wiring.In]
+        outputs = [(name, port) for name, flow, port in ports if flow == wiring.Out]
         width = sum(len(port) for port in inputs)
         chain = Signal(width)
         m.d.sync += chain.eq((chain << 1)[:width] | din)

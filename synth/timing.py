@@ -79,9 +79,11 @@ def component(kind: str, stages):
 def harness_ffs(unit) -> int:
     """Flip-flops ``pnr.FmaxHarness`` adds around ``unit`` (input chain, output registers,
     XOR tree, reset synchroniser), subtracted from the placed total."""
+    from amaranth.hdl import Value
     from amaranth.lib import wiring
-    ins = sum(len(getattr(unit, n)) for n, m in unit.signature.members.items() if m.flow == wiring.In)
-    outs = sum(len(getattr(unit, n)) for n, m in unit.signature.members.items() if m.flow == wiring.Out)
+    ports = [(m.flow, len(Value.cast(v))) for _, m, v in unit.signature.flatten(unit)]
+    ins = sum(width for flow, width in ports if flow == wiring.In)
+    outs = sum(width for flow, width in ports if flow == wiring.Out)
     tree, bits = 0, outs
     while bits > 1:
         bits = -(-bits // 4)

@@ -75,3 +75,31 @@ def test_only_names_an_unknown_design(tmp_path, capsys):
     assert exit_.value.code == 2
     assert "--only add,adder: unknown design 'adder'" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())           # nothing written
+
+
+def test_harness_registers_every_stream_signal_of_the_mxu():
+    """FmaxHarness flattens stream interfaces: every output signal of a 1x1 MXU (the
+    readies of its input streams included) gets its register, every input bit comes from
+    the shift register."""
+    import re
+
+    from amaranth.hdl import Value
+    from amaranth.lib import wiring
+
+    from hdl.mxu import MXU
+    from synth.pnr import FmaxHarness, board
+
+    mxu = MXU(rows=1, cols=1)
+    rtlil = board("ecp5").prepare(FmaxHarness(mxu), name="top").files["top.il"]
+    registered = set(re.findall(r"wire [^\n]*\\out_(\w+)", rtlil))
+    assert registered == {"flags", "w_ready", "x_ready", "y_payload", "y_valid"}
+    inputs = sum(len(Value.cast(v)) for _, m, v in mxu.signature.flatten(mxu) if m.flow == wiring.In)
+    assert re.search(rf"wire width {inputs} \\chain\b", rtlil), inputs
+
+
+def test_mxu_pnr_sizes_are_checked():
+    from synth.mxu_pnr import parse_size
+
+    assert parse_size("8x8:m6a9") == (8, 8, 6, 9)
+    with pytest.raises(ValueError, match="use RxC:mMaA"):
+        parse_size("8by8")

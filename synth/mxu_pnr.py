@@ -1,0 +1,129 @@
+"""The MXU placed and routed on real parts: Fmax, utilisation and peak GMAC/s per array size.
+
+``python -m synth.mxu_pnr --arch ecp5 --sizes 2x2:m6a9,8x8:m6a9`` places and routes each
+array inside ``synth/pnr.py``'s ``FmaxHarness`` (every stream signal from the input shift
+register, every output registered), one run at a time, caching each result under
+``build/results/mxu-pnr/`` as it comes and rewriting ``docs/mxu-pnr.csv`` after each. A run
+that does not fit the part is recorded with nextpnr's utilisation message. Peak GMAC/s is
+``rows * cols * Fmax`` (one multiply-accumulate per PE per cycle: the array never stalls).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import time
+from pathlib import Path
+
+from golden.cli import Parser, build_dir, check_output, command, progress, write_text
+from hdl.build import UNITS
+
+from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
+
+__all__ = ["parse_size", "run", "main"]
+
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "latency", "fits", "fmax_mhz", "gmac_s",
+           "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
+           "path_route_ns", "seconds", "seed", "tools", "note"]
+_SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
+
+
+def parse_size(text: str) -> tuple[int, int, int, int]:
+    """``RxC:mMaA`` -> (rows, cols, mul_stages, add_stages)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"--sizes {text!r}: use RxC:mMaA, e.g. 8x8:m6a9")
+    return tuple(int(g) for g in match.groups())
+
+
+def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock) -> dict:
+    """One place and route of the MXU ``size`` on ``arch``'s board (cached by design,
+    source and tool versions)."""
+    from .pnr import SEED, place_and_route
+
+    rows, cols, mul_stages, add_stages = size
+    unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
+    key_text = json.dumps([arch, size, SEED, tools()]) + "".join((ROOT / p).read_text() for p in HARDWARE)
+    key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
+    path = cache / f"{arch}_mxu_{rows}x{cols}_m{mul_stages}a{add_stages}_{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    work = cache / "work" / f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}"
+    start = time.perf_counter()
+    result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
+              "latency": unit.latency, "seed": SEED, "tools": tools()}
+    try:
+        with _locked(lock):
+            figures = place_and_route(unit, arch, work, details=True)
+    except Exception as error:          # does not fit, or a tool failed: say which, from the log
+        log = (work / "top.tim").read_text() if (work / "top.tim").exists() else str(error)
+        over = re.findall(r"(\w+) used more than available|Unable to place cell.*|"
+                          r"Design uses (\d+) \w+ but device has (\d+)", log)
+        note = (over and str(over[-1])) or log.strip().splitlines()[-1][:300] if log.strip() else str(error)
+        result.update(fits=False, note=note, seconds=round(time.perf_counter() - start, 1))
+    else:
+        cells = figures.pop("cells")
+        lut_cell = "TRELLIS_COMB" if arch == "ecp5" else "ICESTORM_LC"
+        fmax = figures[f"{arch}_fmax_mhz"]
+        result.update(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
+                      lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
+                      lut_total=round(100 * cells.get(lut_cell, 0) / figures[f"{arch}_util_pct"])
+                      if figures[f"{arch}_util_pct"] else None,
+                      ff=max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit)) if arch == "ecp5" else None,
+                      dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
+                      **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
+                      seconds=round(time.perf_counter() - start, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result))
+    return result
+
+
+def cached(cache: Path) -> list[dict]:
+    """The newest cached run of every (arch, size)."""
+    newest = {}
+    for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
+        r = json.loads(p.read_text())
+        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"])] = r
+    return [newest[k] for k in sorted(newest)]
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, out.getvalue())
+
+
+@command("python -m synth.mxu_pnr")
+def main(argv=None) -> int:
+    parser = Parser(prog="python -m synth.mxu_pnr", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arch", choices=("ecp5", "ice40"), default="ecp5", help="default ecp5")
+    parser.add_argument("--sizes", default="2x2:m6a9", help="comma-separated RxC:mMaA (default 2x2:m6a9)")
+    parser.add_argument("--cache", type=Path, default=build_dir("results", "mxu-pnr"),
+                        help="run cache (default build/results/mxu-pnr)")
+    parser.add_argument("--csv", type=Path, default=ROOT / "docs" / "mxu-pnr.csv",
+                        help="CSV of every cached run (default docs/mxu-pnr.csv)")
+    parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
+    args = parser.parse_args(argv)
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    for rows, cols, m, a in sizes:
+        UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
+    check_output(args.csv, "--csv")
+    check_output(args.cache, "--cache", folder=True)
+    with progress(len(sizes), "place and route", "design") as bar:
+        for size in sizes:
+            r = run(args.arch, size, args.cache, args.lock)
+            bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']}: "
+                      + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
+                         f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
+            write_csv(cached(args.cache), args.csv)
+            bar.update()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
