@@ -10,19 +10,18 @@ comes, and ``docs/timing.csv`` / ``docs/timing-fmax-vs-stages.png`` are rewritte
 
 from __future__ import annotations
 
-import argparse
 import csv
 import fcntl
 import hashlib
 import importlib.metadata
 import json
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from golden.cli import Parser, build_dir, check_output, command, progress
 from hdl import timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,10 +264,12 @@ def fit(rows, model: dict) -> dict:
     return new
 
 
+@command("python -m synth.timing")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m synth.timing", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m synth.timing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", default="ecp5", help="ecp5, ice40 or ecp5,ice40 (default ecp5)")
-    parser.add_argument("--cache", type=Path, default=Path("results/timing"), help="default results/timing")
+    parser.add_argument("--cache", type=Path, default=build_dir("results", "timing"),
+                        help="run cache (default build/results/timing)")
     parser.add_argument("--docs", type=Path, default=ROOT / "docs", help="CSV and plot folder (default docs/)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
@@ -285,27 +286,28 @@ def main(argv=None) -> int:
     if bad:
         parser.error(f"--only {args.only}: unknown design {bad[0]!r} ({', '.join(UNITS)})")
     plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch] if kind in kinds]
+    check_output(args.docs, "--docs", folder=True)
     rows = []
     model = timing.load_model()
-    for i, (arch, kind, stages) in enumerate(plan, 1):
-        if args.cached_only:
-            result = _latest(args.cache, arch, kind, stages)
-            if result is None:
-                continue
-        else:
-            try:
-                result = run(arch, kind, stages, args.cache, args.lock)
-            except Exception as error:          # one failed run is reported, the rest go on
-                print(f"[{i}/{len(plan)}] FAILED {arch} {kind} {stages}: {error}", file=sys.stderr, flush=True)
-                continue
-        rows.append(result)
-        print(f"[{i}/{len(plan)}] {arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency "
-              f"{result['latency']}, LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}", file=sys.stderr,
-              flush=True)
-        write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
+    with progress(len(plan), "place and route", "design") as bar:
+        for arch, kind, stages in plan:
+            bar.update()
+            if args.cached_only:
+                result = _latest(args.cache, arch, kind, stages)
+                if result is None:
+                    continue
+            else:
+                try:
+                    result = run(arch, kind, stages, args.cache, args.lock)
+                except Exception as error:          # one failed run is reported, the rest go on
+                    bar.write(f"FAILED {arch} {kind} {stages}: {' '.join(str(error).split())[:300]}")
+                    continue
+            rows.append(result)
+            bar.write(f"{arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency {result['latency']}, "
+                      f"LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}")
+            write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
     if not rows:
-        print("python -m synth.timing: error: no results", file=sys.stderr)
-        return 2
+        raise ValueError("no results: " + ("nothing of the plan is cached" if args.cached_only else "every run failed"))
     if args.fit:
         model = fit(cached_rows(args.cache), model)
         timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")

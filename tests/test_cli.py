@@ -14,8 +14,10 @@ import sim.bench
 import sim.mxu_bench
 import sim.mxu_waves
 import synth.liberty
+import synth.mxu_pnr
 import synth.stall_cone
 import synth.sweep
+import synth.timing
 
 MAINS = {
     "golden.bench": golden.bench.main,
@@ -25,6 +27,8 @@ MAINS = {
     "sim.mxu_bench": sim.mxu_bench.main,
     "sim.mxu_waves": sim.mxu_waves.main,
     "synth.stall_cone": synth.stall_cone.main,
+    "synth.timing": synth.timing.main,
+    "synth.mxu_pnr": synth.mxu_pnr.main,
     "synth.sweep": synth.sweep.main,
     "synth.liberty": synth.liberty.main,
 }
@@ -53,6 +57,8 @@ OUT_FLAGS = {
     ("sim.bench",): ("--out", "file"),
     ("sim.mxu_bench",): ("--out", "file"),
     ("sim.mxu_waves",): ("--out", "folder"),
+    ("synth.timing", "--cached-only"): ("--docs", "folder"),
+    ("synth.mxu_pnr",): ("--csv", "file"),
     ("synth.sweep",): ("--out", "folder"),
 }
 
@@ -113,6 +119,12 @@ BAD = [
     ("synth.liberty", ["no.whl"], "is not a wheel file"),
     ("sim.mxu_waves", ["--bogus"], "unrecognized arguments"),
     ("synth.stall_cone", ["--rows", "0"], "rows must be in 1..256, not 0"),
+    ("synth.timing", ["--arch", "xc7"], "unknown architecture 'xc7'"),
+    ("synth.timing", ["--only", "fft"], "unknown design 'fft'"),
+    ("synth.timing", ["--cached-only", "--cache", "empty"], "nothing of the plan is cached"),
+    ("synth.mxu_pnr", ["--sizes", "8by8"], "use RxC:mMaA"),
+    ("synth.mxu_pnr", ["--sizes", "300x2:m0a0"], "rows must be in 1..256, not 300"),
+    ("synth.mxu_pnr", ["--arch", "xc7"], "invalid choice: 'xc7'"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
 ]
 
