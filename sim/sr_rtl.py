@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.cli import Parser, build_dir, check_output, command
+from golden.cli import Parser, build_dir, check_output, command, progress
 from golden.experiments import sr_dot
 from golden.experiments.common import check_ranges, write_csv
 from golden.rounding import Rounding
@@ -67,10 +67,11 @@ def checked_round_inputs(values, fmt, rounding, seeds):
     return got
 
 
-def sr_dot_rtl(n_max: int, trials: int, points: int, seed: int, workers: int = 1):
-    """sr-dot with RTL-rounded inputs and with golden's: ``(rtl_rows, golden_rows, roundings)``."""
-    rtl = sr_dot.sr_dot(n_max, trials, points, seed, workers, rounder=checked_round_inputs)
-    golden = sr_dot.sr_dot(n_max, trials, points, seed, workers)
+def sr_dot_rtl(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None):
+    """sr-dot with RTL-rounded inputs and with golden's: ``(rtl_rows, golden_rows, roundings)``.
+    ``progress(what)`` is called after each configuration of each run."""
+    rtl = sr_dot.sr_dot(n_max, trials, points, seed, workers, progress, rounder=checked_round_inputs)
+    golden = sr_dot.sr_dot(n_max, trials, points, seed, workers, progress)
     roundings = len(sr_dot.FORMATS) * len(sr_dot.MODES) * 2 * len(sr_dot.VECTORS) * trials * n_max
     return rtl, golden, roundings
 
@@ -138,7 +139,11 @@ def main(argv=None) -> int:
                           for name, (lo, hi) in sr_dot.LIMITS.items()] + [("--roundings", args.roundings, 1000, 10 ** 8)])
     check_output(args.out, "--out", folder=True)
     start = time.perf_counter()
-    rtl, golden, roundings = sr_dot_rtl(args.n_max, args.trials, args.points, args.seed, args.workers)
+    with progress(2 * len(sr_dot.FORMATS) * len(sr_dot.MODES), "sr-dot, RTL then golden", "config") as bar:
+        def done(what):
+            bar.set_postfix_str(what)
+            bar.update()
+        rtl, golden, roundings = sr_dot_rtl(args.n_max, args.trials, args.points, args.seed, args.workers, done)
     same = repr(rtl) == repr(golden)
     print(f"sr-dot on the RTL SR unit: {roundings} roundings equal golden's; {len(rtl)} rows "
           f"{'equal golden bit for bit' if same else 'DIFFER from golden'} (seed {args.seed}, "
