@@ -135,13 +135,12 @@ def unpack_words(words: np.ndarray, width: int, count: int) -> np.ndarray:
 
 
 class MxuModel:
-    """One MXU configuration (``hdl.build`` parameters, no output accumulators) compiled
-    with the stream-driving shim; ``verilog(text) -> text`` alters the generated Verilog
-    first (to break the unit on purpose)."""
+    """One MXU configuration (``hdl.build`` parameters) compiled with the stream-driving
+    shim; ``verilog(text) -> text`` alters the generated Verilog first (to break the unit
+    on purpose). With output accumulators (``acc_depth``) every X row carries ``(addr,
+    first, last)`` (``run``'s ``control``)."""
 
     def __init__(self, params: dict, *, verilog=None):
-        if params.get("acc_depth"):
-            raise ValueError(f"acc_depth must be 0 for the compiled MXU path, not {params['acc_depth']}")
         self.params = params
 
         def prepare(manifest, text):
@@ -174,27 +173,42 @@ class MxuModel:
         self.port_fmt = self.acc_fmt if p["convert_inputs"] else self.in_fmt
         self.out_fmt = self.acc_fmt if p["out_rounding"] is None else self.in_fmt
         self.has_seed = "seed" in self.widths
+        self.acc_depth = p["acc_depth"]
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
         if handle:
             self.lib.unit_free(handle)
 
-    def run(self, xs, tiles, swaps, *, seed: int = 0, handshake_seed: int = 1, x_bubbles: float = 0.25,
-            w_bubbles: float = 0.2, y_stalls: float = 0.3, corrupt: int = 0) -> dict:
-        """Stream ``xs`` (M x K, with ``swaps`` marks) and ``tiles`` (loaded in order) through
-        the model; return ``y`` (the recorded rows, (rows, N) uint64), ``transfers`` (every
-        ``y`` transfer, recorded or not), ``flags`` (the sticky flags at the end), ``cycles``.
-        ``corrupt`` > 0 flips bit 0 of the ``corrupt``-th recorded row (a mutant)."""
+    def run(self, xs, tiles, swaps, *, control=None, seed: int = 0, handshake_seed: int = 1,
+            x_bubbles: float = 0.25, w_bubbles: float = 0.2, y_stalls: float = 0.3, corrupt: int = 0) -> dict:
+        """Stream ``xs`` (M x K, with ``swaps`` marks and, with accumulators, ``control``:
+        one ``(addr, first, last)`` per row) and ``tiles`` (loaded in order) through the
+        model; return ``y`` (the recorded rows, (rows, N) uint64; one per ``last`` row with
+        accumulators), ``transfers`` (every ``y`` transfer, recorded or not), ``flags`` (the
+        sticky flags at the end), ``cycles``. ``corrupt`` > 0 flips bit 0 of the
+        ``corrupt``-th recorded row (a mutant)."""
         for name, rate in (("x_bubbles", x_bubbles), ("w_bubbles", w_bubbles), ("y_stalls", y_stalls)):
             if not 0 <= rate < 1:
                 raise ValueError(f"{name} must be in [0, 1), not {rate}")
         width = self.port_fmt.width
         xs = np.asarray(xs)
-        x = pack_words([(xs[:, i], width) for i in range(self.k)] + [(np.asarray(swaps, np.uint64), 1)])
+        fields = [(xs[:, i], width) for i in range(self.k)] + [(np.asarray(swaps, np.uint64), 1)]
+        ny = len(xs)
+        if self.acc_depth:
+            control = np.asarray(control, np.uint64).reshape(-1, 3) if control is not None else None
+            if control is None or len(control) != len(xs):
+                raise ValueError(f"acc_depth={self.acc_depth} needs control: one (addr, first, last) per X row")
+            if (control[:, 0] >= self.acc_depth).any():
+                raise ValueError(f"control addr must be in 0..{self.acc_depth - 1}, not {int(control[:, 0].max())}")
+            fields += [(control[:, 0], max(self.acc_depth - 1, 0).bit_length()), (control[:, 1], 1),
+                       (control[:, 2], 1)]
+            ny = int(control[:, 2].astype(bool).sum())
+        elif control is not None:
+            raise ValueError("control needs output accumulators (acc_depth > 0)")
+        x = pack_words(fields)
         w_rows = np.concatenate([np.asarray(t) for t in tiles]) if len(tiles) else np.zeros((0, self.n))
         w = pack_words([(w_rows[:, j], width) for j in range(self.n)])
-        ny = len(xs)
         y = np.zeros((ny, _words(self.widths["y__payload"])), np.uint32)
         flags = np.zeros(_words(self.widths["flags"]), np.uint32)
         cycles = ctypes.c_uint64()

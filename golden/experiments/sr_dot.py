@@ -159,31 +159,40 @@ def narrow_accumulate(products, rand, fmt: FloatFormat, rounding: Rounding, chec
     return out.astype(fmt.dtype)
 
 
+def round_inputs(values, fmt: FloatFormat, rounding: Rounding, seeds):
+    """``r(values)``: fp32 encodings ``[lanes, n]`` rounded to ``fmt``, lane ``l`` taking
+    the stream of an SR unit seeded with ``seeds[l]`` (lane 0 of a unit starts from its
+    seed), one step per value; ``seeds`` is None under RNE. Returns ``(encodings, flags)``."""
+    rand = None
+    if seeds is not None:
+        outputs, _ = xorshift.stream(np.asarray(seeds, np.uint32), values.shape[1])
+        rand = xorshift.top_bits(outputs.T, convert_sr_bits(FP32, fmt, rounding))
+    return convert(values, FP32, fmt, rounding, rand)
+
+
 def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int, trials: int,
-                   seed: int, checkpoints):
-    """Rows of one (format, mode): both vector kinds run as lanes of the same calls."""
+                   seed: int, checkpoints, rounder=round_inputs):
+    """Rows of one (format, mode): both vector kinds run as lanes of the same calls.
+    ``rounder`` is :func:`round_inputs` or a stand-in with its signature (the RTL)."""
     rng = np.random.default_rng(seed)
     vectors = {kind: make_vectors(kind, trials, n_max, rng) for kind in VECTORS}
     a = np.concatenate([vectors[kind][0] for kind in VECTORS])
     b = np.concatenate([vectors[kind][1] for kind in VECTORS])
     lanes = len(a)
-    rand_bits = convert_sr_bits(FP32, fmt, rounding)
-    rand = {}
+    seeds, sum_rand = [None] * 3, None
     if rounding.is_stochastic:
         # Independent xorshift lanes per vector for r(a), r(b) and the narrow sum.
-        outputs, _ = xorshift.stream(xorshift.lane_seeds(seed * 1000 + config, 3 * lanes), n_max)
-        outputs = outputs.T
-        rand = {"a": xorshift.top_bits(outputs[:lanes], rand_bits),
-                "b": xorshift.top_bits(outputs[lanes:2 * lanes], rand_bits),
-                "sum": xorshift.top_bits(outputs[2 * lanes:], 1)
-                if rounding is Rounding.STOCHASTIC_HALF else outputs[2 * lanes:]}
-    ra, _ = convert(a, FP32, fmt, rounding, rand.get("a"))
-    rb, _ = convert(b, FP32, fmt, rounding, rand.get("b"))
+        lane_seeds = xorshift.lane_seeds(seed * 1000 + config, 3 * lanes)
+        seeds = [lane_seeds[i * lanes:(i + 1) * lanes] for i in range(3)]
+        outputs = xorshift.stream(seeds[2], n_max)[0].T
+        sum_rand = xorshift.top_bits(outputs, 1) if rounding is Rounding.STOCHASTIC_HALF else outputs
+    ra, _ = rounder(a, fmt, rounding, seeds[0])
+    rb, _ = rounder(b, fmt, rounding, seeds[1])
     products, flags = multiply(ra, rb, fmt, FP32)
     assert not (flags & (Flags.INEXACT | Flags.INVALID)).any(), "narrow products are exact in fp32"
     sums = {
         "fp32": to_float64(fp32_accumulate(products, checkpoints), FP32),
-        "narrow": to_float64(narrow_accumulate(products, rand.get("sum"), fmt, rounding, checkpoints), fmt),
+        "narrow": to_float64(narrow_accumulate(products, sum_rand, fmt, rounding, checkpoints), fmt),
     }
     reference = {kind: exact_prefix_sums(*vectors[kind], checkpoints) for kind in VECTORS}
     rows = []
@@ -209,14 +218,17 @@ LIMITS = {"n_max": (10, 10_000_000), "trials": (1, 1000), "points": (2, 100), "s
           "workers": (1, 64)}
 
 
-def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None):
-    """Run the experiment on ``workers`` processes; return rows of results (dicts)."""
+def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None,
+           rounder=round_inputs):
+    """Run the experiment on ``workers`` processes; return rows of results (dicts).
+    ``rounder`` rounds the inputs (see :func:`_sr_dot_config`; picklable with workers)."""
     n_max, trials, points, seed, workers = (int_param(name, value, *LIMITS[name]) for name, value in
                                             zip(LIMITS, (n_max, trials, points, seed, workers)))
     checkpoints = np.unique(np.round(np.logspace(1, np.log10(n_max), points)).astype(np.int64))
     configs = [(fmt, rounding) for fmt in FORMATS for rounding in MODES]
     # Every configuration draws the same vectors (same seed) and its own xorshift lanes.
-    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints) for i, (fmt, rounding) in enumerate(configs)]
+    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints, rounder)
+            for i, (fmt, rounding) in enumerate(configs)]
     results = {}
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
