@@ -24,8 +24,12 @@ class Unpacked:
         self.is_zero_daz = exponent == 0
         self._exp_max = exponent == fmt.exp_max_field
         self._man_zero = mantissa == 0
-        self.is_inf = self._exp_max & self._man_zero
-        self.is_nan = self._exp_max & ~self._man_zero
+        if fmt.finite:      # no inf; NaN only with mantissa all ones
+            self.is_inf = np.zeros_like(self._exp_max)
+            self.is_nan = self._exp_max & (mantissa == fmt.man_mask)
+        else:
+            self.is_inf = self._exp_max & self._man_zero
+            self.is_nan = self._exp_max & ~self._man_zero
 
     @property
     def is_zero(self):
@@ -102,10 +106,12 @@ def from_float64(values, fmt: FloatFormat) -> np.ndarray:
     biased = exp.astype(np.int64) - 1 + fmt.bias
     finite_nonzero = np.isfinite(mag) & (mag != 0)
     man_float = np.where(finite_nonzero, np.ldexp(frac, fmt.precision) - 2.0 ** fmt.man_bits, 0.0)
-    exact = (man_float == np.floor(man_float)) & (biased >= 1) & (biased < fmt.exp_max_field)
+    exact = (man_float == np.floor(man_float)) & (biased >= 1) & (np.abs(values) <= to_float64(fmt.max_finite, fmt))
     if np.any(finite_nonzero & ~exact):
         bad = values[finite_nonzero & ~exact].ravel()[0]
         raise ValueError(f"{bad!r} is not a normal {fmt} value")
     biased = np.where(finite_nonzero, biased, np.where(np.isfinite(mag), 0, fmt.exp_max_field))
-    mantissa = np.where(np.isnan(mag), 1 << (fmt.man_bits - 1), man_float.astype(np.uint64))
+    if fmt.finite and np.isinf(mag).any():
+        raise ValueError(f"{fmt} has no infinities")
+    mantissa = np.where(np.isnan(mag), fmt.canonical_nan & fmt.man_mask, man_float.astype(np.uint64))
     return pack(np.where(np.isnan(values), 0, sign), biased, mantissa, fmt)

@@ -10,7 +10,8 @@ import numpy as np
 from .params import int_param
 
 __all__ = [
-    "FloatFormat", "FP32", "BF16", "FP16", "TF32", "FP8_E5M2", "FP8_E4M3",
+    "FloatFormat", "FP32", "BF16", "FP16", "TF32", "FP8_E5M2", "FP8_E4M3", "FP8_E4M3FN", "FP8_E4M3FN_SAT",
+    "FP8_E5M2_SAT",
     "NAMED_FORMATS", "parse_format", "format_param",
 ]
 
@@ -34,21 +35,37 @@ class FloatFormat:
     name : str, optional
         Display name; not part of equality.
 
+    finite : bool
+        No infinities (OCP E4M3FN): the all-ones exponent is one more binade of normal
+        values, and only mantissa all ones there is NaN (``S.1111.111``).
+    saturate : bool
+        A result too large for the format (an overflow, or an infinity the format has
+        none of) becomes the largest finite value of its sign, flagged overflow and
+        inexact, instead of inf (or NaN in a ``finite`` format).
+
     Notes
     -----
-    Exponent all ones encodes inf (mantissa 0) or NaN; exponent 0 encodes zero
-    or a subnormal. Bits, lowest first: mantissa, exponent, sign.
+    Exponent all ones encodes inf (mantissa 0) or NaN, unless ``finite``; exponent 0
+    encodes zero or a subnormal. Bits, lowest first: mantissa, exponent, sign.
     """
 
     exp_bits: int
     man_bits: int
     name: str | None = field(default=None, compare=False)
+    finite: bool = False
+    saturate: bool = False
 
     def __post_init__(self):
         for param, (lo, hi) in (("exp_bits", EXP_BITS_RANGE), ("man_bits", MAN_BITS_RANGE)):
             object.__setattr__(self, param, int_param(param, getattr(self, param), lo, hi))
+        for param in ("finite", "saturate"):
+            if not isinstance(getattr(self, param), bool):
+                raise TypeError(f"{param} must be True or False, not {getattr(self, param)!r}")
+        if self.finite and self.man_bits < 2:
+            raise ValueError(f"a finite format needs man_bits >= 2 (NaN is mantissa all ones), not {self.man_bits}")
         if self.name is None:
-            object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}")
+            object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}"
+                               + "fn" * self.finite + "_sat" * self.saturate)
         dtype = next(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32)
                      if self.width <= 8 * np.dtype(t).itemsize)
         object.__setattr__(self, "_dtype", dtype)
@@ -73,7 +90,7 @@ class FloatFormat:
     @property
     def emax(self) -> int:
         """Unbiased exponent of the largest finite value."""
-        return self.bias
+        return self.bias + self.finite
 
     @property
     def emin(self) -> int:
@@ -82,7 +99,7 @@ class FloatFormat:
 
     @property
     def exp_max_field(self) -> int:
-        """The all-ones exponent field (inf and NaN)."""
+        """The all-ones exponent field (inf and NaN; NaN and normal values if ``finite``)."""
         return (1 << self.exp_bits) - 1
 
     @property
@@ -95,16 +112,26 @@ class FloatFormat:
 
     @property
     def canonical_nan(self) -> int:
-        """Quiet NaN: sign 0, exponent all ones, mantissa MSB 1, rest 0."""
-        return (self.exp_max_field << self.man_bits) | (1 << (self.man_bits - 1))
+        """Quiet NaN: sign 0, exponent all ones, mantissa MSB 1, rest 0 (``finite``: the
+        one NaN, mantissa all ones)."""
+        low = self.man_mask if self.finite else 1 << (self.man_bits - 1)
+        return (self.exp_max_field << self.man_bits) | low
 
     @property
     def inf(self) -> int:
+        """+inf's pattern: exponent all ones, mantissa 0 (a normal value if ``finite``)."""
         return self.exp_max_field << self.man_bits
 
     @property
     def max_finite(self) -> int:
+        if self.finite:
+            return (self.exp_max_field << self.man_bits) | (self.man_mask - 1)
         return ((self.exp_max_field - 1) << self.man_bits) | self.man_mask
+
+    @property
+    def ieee(self) -> bool:
+        """Infinity results are inf: neither ``finite`` nor ``saturate``."""
+        return not (self.finite or self.saturate)
 
     @property
     def min_normal(self) -> int:
@@ -122,9 +149,15 @@ FP16 = FloatFormat(5, 10, "fp16")
 TF32 = FloatFormat(8, 10, "tf32")
 FP8_E5M2 = FloatFormat(5, 2, "fp8_e5m2")
 FP8_E4M3 = FloatFormat(4, 3, "fp8_e4m3")
+#: The OCP 8-bit formats: E4M3FN (no inf, one NaN, max 448) and E5M2 (IEEE-like, the same
+#: as ``fp8_e5m2``), each also saturating (overflow and inf to the largest finite value).
+FP8_E4M3FN = FloatFormat(4, 3, "fp8_e4m3fn", finite=True)
+FP8_E4M3FN_SAT = FloatFormat(4, 3, "fp8_e4m3fn_sat", finite=True, saturate=True)
+FP8_E5M2_SAT = FloatFormat(5, 2, "fp8_e5m2_sat", saturate=True)
 
 #: Formats by their command-line name.
-NAMED_FORMATS = {f.name: f for f in (FP32, BF16, FP16, TF32, FP8_E5M2, FP8_E4M3)}
+NAMED_FORMATS = {f.name: f for f in (FP32, BF16, FP16, TF32, FP8_E5M2, FP8_E4M3, FP8_E4M3FN, FP8_E4M3FN_SAT,
+                                     FP8_E5M2_SAT)}
 
 
 def parse_format(spec: str | FloatFormat) -> FloatFormat:
@@ -139,13 +172,13 @@ def parse_format(spec: str | FloatFormat) -> FloatFormat:
     key = spec.strip().lower()
     if key in NAMED_FORMATS:
         return NAMED_FORMATS[key]
-    match = re.fullmatch(r"e(\d+)m(\d+)", key)
+    match = re.fullmatch(r"e(\d+)m(\d+)(fn)?(_sat)?", key)
     if not match:
         names = ", ".join(NAMED_FORMATS)
-        raise ValueError(f"unknown format {spec!r}: use one of {names} or eXmY "
+        raise ValueError(f"unknown format {spec!r}: use one of {names} or eXmY[fn][_sat] "
                          f"(X in {EXP_BITS_RANGE[0]}..{EXP_BITS_RANGE[1]}, "
                          f"Y in {MAN_BITS_RANGE[0]}..{MAN_BITS_RANGE[1]})")
-    fmt = FloatFormat(int(match[1]), int(match[2]))
+    fmt = FloatFormat(int(match[1]), int(match[2]), finite=bool(match[3]), saturate=bool(match[4]))
     for named in NAMED_FORMATS.values():
         if named == fmt:
             return named

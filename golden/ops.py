@@ -96,11 +96,23 @@ def _elementwise(kernel, out_fmt: FloatFormat, rand, *operands):
     return bits.reshape(shape), flags.reshape(shape)
 
 
-def _finish(bits, flags, fmt, nan, invalid, special, special_bits):
-    """Override rounded results with NaN and exact special results."""
+def _finish(bits, flags, fmt, nan, invalid, special, special_bits, infinite):
+    """Override rounded results with NaN and exact special results (``infinite``: those
+    that are infinities). A format without inf results (not ``fmt.ieee``) gives the
+    largest finite value of the sign for them if ``saturate`` (overflow, inexact), else
+    NaN (invalid: an operation whose result the format cannot hold)."""
     np.copyto(bits, special_bits, where=special, casting="unsafe")
+    np.copyto(flags, 0, where=special)
+    if not fmt.ieee:
+        infinite = infinite & ~nan
+        if fmt.saturate:
+            sign_bits = np.asarray(special_bits) & (1 << fmt.sign_shift)
+            np.copyto(bits, sign_bits | fmt.max_finite, where=infinite, casting="unsafe")
+            np.copyto(flags, int(Flags.OVERFLOW | Flags.INEXACT), where=infinite)
+        else:
+            nan, invalid = nan | infinite, invalid | infinite
     np.copyto(bits, fmt.canonical_nan, where=nan)
-    np.copyto(flags, 0, where=special | nan)
+    np.copyto(flags, 0, where=nan)
     flags |= invalid.view(np.uint8) * np.uint8(Flags.INVALID)
     return bits, flags
 
@@ -127,7 +139,7 @@ def _convert(a, rand, in_fmt, out_fmt, rounding, rand_bits):
     sign_bits = u.sign << out_fmt.sign_shift
     special = u.is_inf | u.is_zero_daz
     special_bits = np.where(u.is_inf, sign_bits | out_fmt.inf, sign_bits)
-    return _finish(bits, flags, out_fmt, u.is_nan, u.is_signalling, special, special_bits)
+    return _finish(bits, flags, out_fmt, u.is_nan, u.is_signalling, special, special_bits, u.is_inf)
 
 
 def multiply(a, b, in_fmt: FloatFormat, out_fmt: FloatFormat = FP32,
@@ -161,7 +173,7 @@ def _multiply(a, b, rand, in_fmt, out_fmt, rounding, rand_bits):
     any_inf = a_inf | b_inf
     special = any_inf | a_zero | b_zero
     special_bits = np.where(any_inf, sign_bits | out_fmt.inf, sign_bits)
-    return _finish(bits, flags, out_fmt, nan, invalid, special, special_bits)
+    return _finish(bits, flags, out_fmt, nan, invalid, special, special_bits, any_inf)
 
 
 def add(a, b, fmt: FloatFormat = FP32, rounding=Rounding.NEAREST_EVEN, rand=None,
@@ -220,4 +232,4 @@ def _add(a, b, rand, fmt, out_fmt, rounding, rand_bits):
     special = any_inf | exact_zero
     special_bits = np.where(any_inf, (inf_sign << out_fmt.sign_shift) | out_fmt.inf,
                             zero_sign << out_fmt.sign_shift)
-    return _finish(bits, flags, out_fmt, nan, invalid, special, special_bits)
+    return _finish(bits, flags, out_fmt, nan, invalid, special, special_bits, any_inf)

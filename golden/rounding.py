@@ -156,11 +156,21 @@ def round_raw(sign, exp, sig, width: int, fmt: FloatFormat, rounding: Rounding,
     flags = inexact.view(np.uint8)  # Flags.INEXACT is bit 0
     tiny = exp < fmt.emin
     huge = exp > fmt.emax
+    if fmt.finite:          # the top binade's mantissa all ones is NaN, not a number
+        huge |= (exp == fmt.emax) & ((kept & fmt.man_mask) == fmt.man_mask)
     if tiny.any():
         np.copyto(bits, sign_bits, where=tiny)
         np.copyto(flags, int(Flags.UNDERFLOW | Flags.INEXACT), where=tiny)
     if huge.any():
-        overflow_value = fmt.max_finite if rounding is Rounding.TOWARD_ZERO else fmt.inf
-        np.copyto(bits, sign_bits | overflow_value, where=huge)
+        np.copyto(bits, overflow_bits(fmt, rounding, sign_bits), where=huge)
         np.copyto(flags, int(Flags.OVERFLOW | Flags.INEXACT), where=huge)
     return bits.astype(fmt.dtype, copy=False), flags
+
+
+def overflow_bits(fmt: FloatFormat, rounding: Rounding, sign_bits):
+    """An overflow's result: the largest finite value of its sign toward zero or in a
+    ``saturate`` format, else inf, or the canonical NaN in a ``finite`` format (the value
+    that stands for an infinity it cannot hold)."""
+    if rounding is Rounding.TOWARD_ZERO or fmt.saturate:
+        return sign_bits | fmt.max_finite
+    return fmt.canonical_nan if fmt.finite else sign_bits | fmt.inf

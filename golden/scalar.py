@@ -19,7 +19,9 @@ def decode(bits: int, fmt: FloatFormat):
     sign = bits >> fmt.sign_shift
     exponent = (bits >> fmt.man_bits) & fmt.exp_max_field
     mantissa = bits & fmt.man_mask
-    if exponent == fmt.exp_max_field:
+    if exponent == fmt.exp_max_field and fmt.finite and mantissa == fmt.man_mask:
+        return ("nan", False)
+    if exponent == fmt.exp_max_field and not fmt.finite:
         if mantissa:
             return ("nan", not mantissa >> (fmt.man_bits - 1))
         return ("inf", sign)
@@ -62,11 +64,24 @@ def round_exact(sign: int, value: Fraction, fmt: FloatFormat, rounding: Rounding
         e += 1
     if e < fmt.emin:
         return sign << fmt.sign_shift, Flags.UNDERFLOW | Flags.INEXACT
-    if e > fmt.emax:
-        big = fmt.max_finite if rounding is Rounding.TOWARD_ZERO else fmt.inf
-        return (sign << fmt.sign_shift) | big, Flags.OVERFLOW | Flags.INEXACT
+    if e > fmt.emax or (fmt.finite and e == fmt.emax and kept & fmt.man_mask == fmt.man_mask):
+        if rounding is Rounding.TOWARD_ZERO or fmt.saturate:
+            return (sign << fmt.sign_shift) | fmt.max_finite, Flags.OVERFLOW | Flags.INEXACT
+        if fmt.finite:
+            return fmt.canonical_nan, Flags.OVERFLOW | Flags.INEXACT
+        return (sign << fmt.sign_shift) | fmt.inf, Flags.OVERFLOW | Flags.INEXACT
     bits = (sign << fmt.sign_shift) | ((e + fmt.bias) << fmt.man_bits) | (kept & fmt.man_mask)
     return bits, Flags.INEXACT if frac else 0
+
+
+def _infinity(sign: int, fmt):
+    """An infinite result: inf, or the largest finite value (``saturate``: overflow,
+    inexact), or NaN (``finite``: invalid)."""
+    if fmt.saturate:
+        return (sign << fmt.sign_shift) | fmt.max_finite, Flags.OVERFLOW | Flags.INEXACT
+    if fmt.finite:
+        return fmt.canonical_nan, Flags.INVALID
+    return (sign << fmt.sign_shift) | fmt.inf, 0
 
 
 def _nan(fmt, signalling_inputs, invalid=False):
@@ -79,7 +94,7 @@ def convert(a: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=None):
     if x[0] == "nan":
         return _nan(out_fmt, [x[1]])
     if x[0] == "inf":
-        return (x[1] << out_fmt.sign_shift) | out_fmt.inf, 0
+        return _infinity(x[1], out_fmt)
     return round_exact(x[1], x[2], out_fmt, rounding, rand, rand_bits)
 
 
@@ -94,7 +109,7 @@ def multiply(a: int, b: int, in_fmt, out_fmt, rounding, rand=None, rand_bits=Non
         other = y if x[0] == "inf" else x
         if other[0] == "num" and other[2] == 0:
             return _nan(out_fmt, [], invalid=True)
-        return (sign << out_fmt.sign_shift) | out_fmt.inf, 0
+        return _infinity(sign, out_fmt)
     return round_exact(sign, x[2] * y[2], out_fmt, rounding, rand, rand_bits)
 
 
@@ -109,7 +124,7 @@ def add(a: int, b: int, fmt, rounding, rand=None, rand_bits=None, out_fmt=None):
         return _nan(out_fmt, [], invalid=True)
     for v in (x, y):
         if v[0] == "inf":
-            return (v[1] << out_fmt.sign_shift) | out_fmt.inf, 0
+            return _infinity(v[1], out_fmt)
     total = (-x[2] if x[1] else x[2]) + (-y[2] if y[1] else y[2])
     if total == 0:
         both_negative_zeros = x[2] == 0 and y[2] == 0 and x[1] and y[1]
