@@ -23,6 +23,7 @@ from collections import Counter
 
 import numpy as np
 
+from .bits import unpack
 from .formats import FloatFormat
 from .rounding import Flags, Rounding
 
@@ -58,6 +59,9 @@ def classes(fmt: FloatFormat, bits, flags) -> dict[str, int]:
     per_flag = np.array([table[:, [f for f in range(32) if f & bit]].sum() for bit in
                          (Flags.UNDERFLOW, Flags.OVERFLOW, Flags.INEXACT, Flags.INVALID)])
     counts = [per_kind[0], per_kind[1], per_kind[2] + per_kind[3], per_kind[4], per_kind[5], *per_flag]
+    if fmt.finite:      # the top binade holds numbers and the one NaN, no inf
+        nan = int(np.count_nonzero(unpack(bits, fmt).is_nan))
+        counts[2:5] = [len(bits) - counts[0] - counts[1] - nan, 0, nan]
     return dict(zip(CLASSES, map(int, counts)))
 
 
@@ -66,8 +70,8 @@ def _nan_kinds(fmt_in: FloatFormat, operands, result_nan):
     qnan = np.zeros(result_nan.shape, bool)
     quiet_bit = np.uint32(1 << (fmt_in.man_bits - 1))
     for x in operands:
-        exp, man = _fields(fmt_in, x)
-        nan = (exp == fmt_in.exp_max_field) & (man != 0)
+        _, man = _fields(fmt_in, x)
+        nan = unpack(np.asarray(x), fmt_in).is_nan
         quiet = (man & quiet_bit) != 0
         snan |= nan & ~quiet
         qnan |= nan & quiet
@@ -85,9 +89,9 @@ def situations(fmt: FloatFormat, bits, flags, again, in_fmt: FloatFormat, operan
     (above it where the truncated LSB is even, at or above where odd), which saves asking.
     """
     bits, flags = np.asarray(bits), np.asarray(flags)
-    exp, man = _fields(fmt, bits)
+    exp, _ = _fields(fmt, bits)
     counts = {k: int(np.count_nonzero(v))
-              for k, v in _nan_kinds(in_fmt, operands, (exp == fmt.exp_max_field) & (man != 0)).items()}
+              for k, v in _nan_kinds(in_fmt, operands, unpack(bits, fmt).is_nan).items()}
     inexact = (flags & Flags.INEXACT) != 0
     n = int(np.count_nonzero(inexact))
     if n == 0:

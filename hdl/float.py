@@ -51,10 +51,14 @@ class FloatView(data.View):
 
     @property
     def is_inf(self) -> Value:
+        if self.fmt.finite:         # no infinities (E4M3FN)
+            return Const(0, 1)
         return (self.exponent == self.fmt.exp_max_field) & (self.mantissa == 0)
 
     @property
     def is_nan(self) -> Value:
+        if self.fmt.finite:         # one NaN: exponent and mantissa all ones
+            return (self.exponent == self.fmt.exp_max_field) & self.mantissa.all()
         return (self.exponent == self.fmt.exp_max_field) & (self.mantissa != 0)
 
     @property

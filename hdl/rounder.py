@@ -134,6 +134,7 @@ class Rounder(wiring.Component):
         v = cut(m, "decided", kept=kept, up=up, all_ones=kept.all(), inexact=inexact, sign=self.sign, nan=self.nan,
                 invalid=self.invalid, exact=self.exact, exact_bits=self.exact_bits,
                 tiny=Cat(e < fmt.emin for e in exp), huge=Cat(e > fmt.emax for e in exp),
+                **({"top": Cat(e == fmt.emax for e in exp)} if fmt.finite else {}),
                 biased=Cat((e + fmt.bias)[:fmt.exp_bits] for e in exp))
 
         rounded = Signal(fmt.precision + 1)
@@ -145,19 +146,35 @@ class Rounder(wiring.Component):
         tiny, huge = v["tiny"].bit_select(carry, 1), v["huge"].bit_select(carry, 1)
         biased = v["biased"].word_select(carry, fmt.exp_bits)
         mantissa = v["rounded"][:fmt.man_bits]          # all zero after a carry
-        overflow = fmt.max_finite if self._rounding is Rounding.TOWARD_ZERO else fmt.inf
+        if fmt.finite:      # the top binade's mantissa all ones is the NaN
+            huge = huge | (v["top"].bit_select(carry, 1) & mantissa.all())
         sign = v["sign"]
+        saturated = Cat(Const(fmt.max_finite, fmt.width - 1), sign)
+        if self._rounding is Rounding.TOWARD_ZERO or fmt.saturate:
+            overflow = saturated
+        else:
+            overflow = Const(fmt.canonical_nan, fmt.width) if fmt.finite else Cat(Const(fmt.inf, fmt.width - 1), sign)
+        # An exact infinity (the operands' inf, passed as its pattern) in a format without
+        # inf results: saturated (overflow, inexact) or NaN (invalid).
+        exact_inf = v["exact"] & (v["exact_bits"][:fmt.width - 1] == fmt.inf)
+        nan, invalid = v["nan"], v["invalid"]
+        if fmt.finite and not fmt.saturate:
+            nan, invalid = nan | exact_inf, invalid | exact_inf
 
-        with m.If(v["nan"]):
+        with m.If(nan):
             m.d.comb += [self.result.eq(fmt.canonical_nan),
-                         self.flags.eq(Cat(Const(0, 4), v["invalid"]))]  # Flags.INVALID
+                         self.flags.eq(Cat(Const(0, 4), invalid))]  # Flags.INVALID
+        if fmt.saturate:
+            with m.Elif(exact_inf):
+                m.d.comb += [self.result.eq(Cat(Const(fmt.max_finite, fmt.width - 1), v["exact_bits"][-1])),
+                             self.flags.eq(Flags.OVERFLOW | Flags.INEXACT)]
         with m.Elif(v["exact"]):
             m.d.comb += self.result.eq(v["exact_bits"])
         with m.Elif(tiny):
             m.d.comb += [self.result.eq(Cat(Const(0, fmt.width - 1), sign)),
                          self.flags.eq(Flags.UNDERFLOW | Flags.INEXACT)]
         with m.Elif(huge):
-            m.d.comb += [self.result.eq(Cat(Const(overflow, fmt.width - 1), sign)),
+            m.d.comb += [self.result.eq(overflow),
                          self.flags.eq(Flags.OVERFLOW | Flags.INEXACT)]
         with m.Else():
             m.d.comb += [self.result.eq(Cat(mantissa, biased, sign)),

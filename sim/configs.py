@@ -9,6 +9,7 @@ MULTIPLIERS = [
     dict(in_fmt="fp32", out_fmt="fp32", rounding="rne"),
     dict(in_fmt="fp32", out_fmt="bf16", rounding="rtz"),
     dict(in_fmt="fp8_e4m3", out_fmt="fp32"),
+    dict(in_fmt="fp8_e4m3fn", out_fmt="fp8_e4m3fn", rounding="rne"),     # OCP: no inf, overflow to NaN
 ]
 ADDERS = [
     dict(fmt="fp32", rounding="rne"),
@@ -24,6 +25,7 @@ ROUNDERS = [
     dict(in_fmt="fp32", out_fmt="bf16", rounding="sr", sr_bits=8),
     dict(in_fmt="fp32", out_fmt="bf16", rounding="sr", rng=False),
     dict(in_fmt="fp32", out_fmt="fp16", rounding="rne"),
+    dict(in_fmt="fp32", out_fmt="fp8_e4m3fn_sat", rounding="sr"),          # OCP, saturating
 ]
 XORSHIFTS = [dict(lanes=1), dict(lanes=4)]
 

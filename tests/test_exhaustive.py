@@ -131,3 +131,34 @@ def test_dask_cluster_gives_the_local_result(tmp_path):
     for key in ("vectors", "mismatches", "classes", "situations", "cycles"):
         assert remote[key] == local[key]
     assert local["vectors"] == 4 * SLICE and local["mismatches"] == 0
+
+
+FP8 = [dict(in_fmt="fp8_e4m3fn", out_fmt="fp32"),
+       dict(in_fmt="fp8_e4m3fn", out_fmt="fp8_e4m3fn", rounding="rne"),
+       dict(in_fmt="fp8_e4m3fn", out_fmt="fp8_e4m3fn_sat", rounding="rne", stages=2),
+       dict(in_fmt="fp8_e5m2", out_fmt="fp8_e5m2_sat", rounding="sr")]
+
+
+def _saturating_to_nan(text):
+    """Mutant: the saturating multiplier's largest finite value (0x7e) becomes the NaN."""
+    assert "7'h7e" in text
+    return text.replace("7'h7e", "7'h7f")
+
+
+@pytest.mark.parametrize("params", FP8, ids=lambda p: "-".join(map(str, p.values())))
+def test_every_fp8_product_matches_golden(params):
+    """All 65,536 operand pairs of the OCP 8-bit multipliers through the compiled RTL."""
+    plan = exhaustive.plan_of("mul", params, chunk=1 << 16)
+    assert plan.exhaustive and plan.vectors == 1 << 16
+    result = check_chunk(plan, 0)
+    assert result["mismatches"] == 0, result["first_mismatches"]
+    if params["out_fmt"] != "fp32":
+        assert result["classes"]["overflow"] > 1000 and result["classes"]["ftz_underflow"] > 1000
+    if params["out_fmt"] == "fp8_e4m3fn":
+        assert result["classes"]["inf"] == 0 and result["classes"]["nan"] > 1000   # overflows are NaN
+
+
+def test_fp8_saturation_mutant_is_caught():
+    plan = exhaustive.plan_of("mul", FP8[2], chunk=1 << 16)
+    result = check_chunk(plan, 0, verilog=_saturating_to_nan)
+    assert result["mismatches"] > 1000
