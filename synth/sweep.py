@@ -70,7 +70,7 @@ def configurations(quick: bool = False) -> list[dict]:
             out.append(_config("a", f"mul_rne_e{e}", "mul", {"in_fmt": f, "out_fmt": f}, m, e))
         if 2 * m + 1 <= 23:                                         # the product fits a format
             out.append(_config("a", "mul_exact_e8", "mul", {"in_fmt": _fmt(8, m), "out_fmt": _fmt(8, 2 * m + 1)}, m, 8))
-    for name in ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"):  # (b)
+    for name in ("fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"):  # (b)
         f = NAMED_FORMATS[name]
         out.append(_config("b", "mul_rne", "mul", {"in_fmt": name, "out_fmt": name}, f.man_bits, f.exp_bits, name))
         if name != "fp32":
@@ -85,6 +85,8 @@ def configurations(quick: bool = False) -> list[dict]:
     out.append(_config("c", "sr", "rounder", {"rounding": "sr-half", "stages": 0}, label="SR fp32->bf16 sr-half s0"))
     for mul, add in ((0, 0), (1, 1)):
         out.append(_config("c", "pe", "pe", {"mul_stages": mul, "add_stages": add}, label=f"MXU PE m{mul}a{add}"))
+    out.append(_config("c", "pe_fp8", "pe", {"in_fmt": "fp8_e4m3fn", "mul_stages": 0, "add_stages": 0},
+                       label="MXU PE fp8_e4m3fn inputs m0a0"))
     for size in (1, 2, 4, 8):
         for mul, add in ((0, 0), (1, 1)):
             out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
@@ -104,7 +106,7 @@ def _component(config):
         return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
     if unit == "pe":
         pe = ProcessingElement(**params)
-        return pe, f"mxu_pe_bf16_fp32_m{pe.mul.latency}a{pe.add.latency}"
+        return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}"
     component, _ = UNITS[unit].build(**params)
     return component, module_name(UNITS[unit], component)
 
