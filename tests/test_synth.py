@@ -81,9 +81,10 @@ def test_full_sweep_covers_the_issue():
     full = configurations()
     for kind in ("bare", "mul_rne_e8", "mul_rne_e5"):
         assert sorted(c["man"] for c in full if c["kind"] == kind) == list(range(2, 24))
-    assert {c["label"] for c in full if c["kind"] == "mul_rne"} == {"fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"}
+    assert {c["label"] for c in full if c["kind"] == "mul_rne"} == {"fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"}
     mxu = {(c["params"]["rows"], c["params"]["cols"], c["params"]["mul_stages"] > 0) for c in full if c["kind"] == "mxu"}
     assert mxu == {(n, n, piped) for n in (1, 2, 4, 8) for piped in (False, True)}
+    assert [c["params"]["in_fmt"] for c in full if c["kind"] == "pe_fp8"] == ["fp8_e4m3fn"]
     for kind in ("adder", "sr", "pe"):
         assert {bool(c["params"].get("stages") or c["params"].get("mul_stages")) for c in full if c["kind"] == kind} \
             == {False, True}, kind
