@@ -76,9 +76,9 @@ class Board(wiring.Component):
     def __init__(self, *, rows=2, cols=2, mul_stages=1, add_stages=1, divisor=divisor_for(115200)):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
+        self.divisor = int_param("divisor", divisor, MIN_DIVISOR, MAX_DIVISOR)
         self.mxu = MXU(rows=self.rows, cols=self.cols, mul_stages=mul_stages, add_stages=add_stages)
         self.mul_stages, self.add_stages = self.mxu.mul_stages, self.mxu.add_stages
-        self.divisor = int_param("divisor", divisor, MIN_DIVISOR, MAX_DIVISOR)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1)})
 
     @property

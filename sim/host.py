@@ -40,6 +40,7 @@ class SerialTransport:
     def __init__(self, port: str, baud: int, timeout: float = 5.0):
         import serial
         self.port = serial.Serial(port, baud, timeout=timeout)
+        self.port.reset_input_buffer()      # nothing the board sent before this session
 
     async def write(self, data: bytes) -> None:
         self.port.write(data)

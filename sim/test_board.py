@@ -5,7 +5,8 @@ The UART runs at one bit per ``divisor`` cycles of a 100 MHz simulated clock (th
 builds a small divisor, so a byte is a few dozen cycles). Random bf16 tiles with swaps and X
 rows go through ``BoardLink.run``, which lets results wait in the MXU's FIFO until every
 credit is out; the ``y`` rows and the sticky flags must equal ``golden.mxu.stream`` bit for
-bit, twice in a row (the second run's flags cover only its own rows: ``C`` cleared them).
+bit, twice in a row (the second run's flags cover only its own rows: ``C`` cleared them);
+after a last ``C`` the flags read zero.
 """
 
 import cocotb
@@ -63,6 +64,8 @@ async def host_driver_streams_tiles_bit_exact(dut):
         got, problems = await run_and_check(link, cfg.vectors, cfg.seed + run)
         assert not problems, "\n".join(problems[:10])
         assert len(got.y) == cfg.vectors
+    await link.clear_flags()
+    assert not (await link.flags()).any(), "C did not clear the flags"
     save_summary(vectors=2 * cfg.vectors, fifo_depth=depth, bytes_sent=link_bytes.sent,
                  bytes_received=link_bytes.received)
 

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from hdl.board import Board, divisor_for
+from hdl.timing import unused
 from sim import runner
 
 
@@ -54,6 +55,7 @@ def test_host_cli_rejects_bad_options(args, message):
 def test_board_options_and_divisor():
     assert divisor_for(115200) == 217 and divisor_for(1_000_000) == 25
     board = Board(rows=4, cols=3, mul_stages=0, add_stages=2, divisor=4)
+    unused(board, board.mxu)
     assert board.latency == 4 * 3 + 0 + 3 and board.frame_bytes == {"W": 6, "X": 9, "I": 6, "Y": 12, "F": 3}
     with pytest.raises(ValueError, match="divisor must be in 4..1048576, not 3"):
         Board(divisor=3)
