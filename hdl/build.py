@@ -24,6 +24,7 @@ from golden.rounding import Rounding
 
 from . import timing
 from .adder import FPAdder
+from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
@@ -104,6 +105,13 @@ UNITS = {
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
+    "board": Unit("board", Board, "board", (
+        Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
+        Param("cols", "int", 2, "MXU columns N, 1..16 (default 2)"),
+        Param("mul_stages", "int", 1, "multiplier register stages 0..16 (default 1)"),
+        Param("add_stages", "int", 1, "adder register stages 0..16 (default 1)"),
+        Param("divisor", "int", 217, "clock cycles per UART bit, 4..1048576 (default 217: 115200 baud at 25 MHz)")),
+        "the MXU behind a UART link (the board top; python -m hdl.board builds its bitstream)"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (
         Param("lanes", "int", 1, "generators, 1..1024 (default 1)"),), "xorshift32 generator lanes"),
 }
@@ -126,6 +134,9 @@ def module_name(unit: Unit, component) -> str:
     """A Verilog module name that encodes every parameter, e.g. ``fpmul_bf16_bf16_sr8_s2``."""
     if unit.key == "xorshift":
         return f"{unit.prefix}_x{component.lanes}"
+    if unit.key == "board":
+        return (f"{unit.prefix}_{component.rows}x{component.cols}_m{component.mul_stages}a{component.add_stages}"
+                f"_d{component.divisor}")
     if unit.key == "mxu":
         parts = [f"{unit.prefix}_{component.rows}x{component.cols}", component.in_fmt.name, component.acc_fmt.name,
                  f"m{component.mul_stages}a{component.add_stages}"]

@@ -29,7 +29,7 @@ BUILD_ROOT = build_dir("sim").absolute()
 
 #: cocotb test module of each unit.
 TEST_MODULES = {"mul": "sim.test_multiplier", "add": "sim.test_adder", "rounder": "sim.test_rounder",
-                "xorshift": "sim.test_xorshift", "mxu": "sim.test_mxu"}
+                "xorshift": "sim.test_xorshift", "mxu": "sim.test_mxu", "board": "sim.test_board"}
 
 
 def verilator_bin() -> Path | None:

@@ -26,8 +26,8 @@ from amaranth.build import Clock
 from amaranth.hdl import Module, Signal, Value
 from amaranth.lib import wiring
 
-__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "place_and_route", "parse_report",
-           "parse_details"]
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "tool_env", "place_and_route",
+           "parse_report", "parse_details"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
 BOARDS = {
@@ -127,18 +127,20 @@ def board(arch: str):
     return type(cls, (base,), {"resources": [retarget(r) for r in base.resources]})()
 
 
+def tool_env() -> dict:
+    """The environment for Amaranth's build scripts: every tool is the venv's ``yowasp-`` one."""
+    bin_dir = Path(sys.executable).parent
+    return {**os.environ, **{tool.upper().replace("-", "_"): str(bin_dir / f"yowasp-{tool}") for tool in _TOOLS}}
+
+
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False) -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
     (``-dsp`` maps iCE40 multiplies onto SB_MAC16)."""
     platform = board(arch)
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ}
-    for tool in _TOOLS:
-        env[tool.upper().replace("-", "_")] = str(bin_dir / f"yowasp-{tool}")
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False,
                           nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts)
-    plan.execute_local(str(build_dir), env=env)
+    plan.execute_local(str(build_dir), env=tool_env())
     log = (build_dir / "top.tim").read_text()
     return {**parse_report(log, arch), **(parse_details(log) if details else {})}

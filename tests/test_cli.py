@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 import golden.bench
 import golden.experiments
+import hdl.board
 import hdl.build
 import sim.bench
+import sim.host
 import sim.mxu_bench
 import sim.mxu_waves
 import synth.liberty
@@ -22,8 +24,10 @@ import synth.timing
 MAINS = {
     "golden.bench": golden.bench.main,
     "golden.experiments": golden.experiments.main,
+    "hdl.board": hdl.board.main,
     "hdl.build": hdl.build.main,
     "sim.bench": sim.bench.main,
+    "sim.host": sim.host.main,
     "sim.mxu_bench": sim.mxu_bench.main,
     "sim.mxu_waves": sim.mxu_waves.main,
     "synth.stall_cone": synth.stall_cone.main,
@@ -38,6 +42,8 @@ INT_FLAGS = {
     ("golden.bench",): [("--size", 1 << 16, 1 << 25), ("--repeat", 1, 100)],
     ("golden.experiments", "sr-dot"): [("--n-max", 10, 10_000_000), ("--trials", 1, 1000),
                                        ("--points", 2, 100), ("--seed", 0, 1 << 20), ("--workers", 1, 64)],
+    ("hdl.board",): [("--rows", 1, 16), ("--cols", 1, 16), ("--mul-stages", 0, 16), ("--add-stages", 0, 16),
+                     ("--seed", 0, (1 << 32) - 1)],
     ("hdl.build", "mul"): [("--stages", 0, 16), ("--sr-bits", 1, 32)],
     ("hdl.build", "add"): [("--stages", 0, 16)],
     ("hdl.build", "mxu"): [("--rows", 1, 256), ("--cols", 1, 256), ("--mul-stages", 0, 16),
@@ -52,6 +58,7 @@ INT_FLAGS = {
 OUT_FLAGS = {
     ("golden.bench",): ("--out", "file"),
     ("golden.experiments", "sr-dot"): ("--out", "folder"),
+    ("hdl.board",): ("--out", "folder"),
     ("hdl.build",): ("--out-dir", "folder"),
     ("hdl.build", "mul"): ("--out-dir", "folder"),
     ("sim.bench",): ("--out", "file"),
@@ -103,12 +110,17 @@ BAD = [
     ("golden.bench", ["--bogus"], "unrecognized arguments"),
     ("golden.experiments", [], "required: EXPERIMENT"),
     ("golden.experiments", ["sr-dot", "--points", "1"], "--points must be in 2..100, not 1"),
+    ("hdl.board", ["--rows", "17"], "rows must be in 1..16, not 17"),
+    ("hdl.board", ["--baud", "3000000"], "baud 3000000 is 4.2 % off at 25 MHz (divisor 8)"),
     ("hdl.build", ["mul", "--rounding", "sr"], "never rounds"),
     ("hdl.build", ["mul", "--out-fmt", "bf16", "--rounding", "sr-half", "--sr-bits", "3"],
      "sr-half uses one random bit"),
     ("hdl.build", ["mul", "--in-fmt", "bf17"], "unknown format 'bf17'"),
     ("hdl.build", ["nounit"], "invalid choice: 'nounit'"),
     ("hdl.build", ["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
+    ("sim.host", ["--port", "x", "--rows", "0"], "rows must be in 1..1000000, not 0"),
+    ("sim.host", ["--port", "/nonexistent/tty"], "--port /nonexistent/tty"),
+    ("sim.host", ["--port", "x", "--timeout", "0"], "timeout must be in (0, 3600] seconds, not 0"),
     ("sim.bench", ["--vectors", "5"], "--vectors must be in 100..10000000, not 5"),
     ("sim.bench", ["--simulators", "ghdl"], "invalid choice: 'ghdl'"),
     ("sim.mxu_bench", ["--sizes", "4by4"], "use RxC or RxC:mMaA"),
