@@ -187,6 +187,7 @@ def finish_rows(rows, model) -> list[dict]:
 
 def write_outputs(rows, docs: Path):
     rows = sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
+    docs.mkdir(parents=True, exist_ok=True)
     with (docs / "timing.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
         writer.writeheader()
@@ -274,18 +275,24 @@ def main(argv=None) -> int:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
     parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
-    parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe (default all of "
+    parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe or add:9,pe:6x9 (default all of "
                         f"{', '.join(UNITS)})")
     args = parser.parse_args(argv)
     arches = args.arch.split(",")
     bad = [a for a in arches if a not in PLAN]
     if bad:
         parser.error(f"--arch {args.arch}: unknown architecture {bad[0]!r} (ecp5, ice40)")
-    kinds = args.only.split(",") if args.only is not None else list(UNITS)
-    bad = [k for k in kinds if k not in UNITS]
+    wanted = args.only.split(",") if args.only is not None else list(UNITS)
+    bad = [w for w in wanted if w.split(":")[0] not in UNITS]
     if bad:
         parser.error(f"--only {args.only}: unknown design {bad[0]!r} ({', '.join(UNITS)})")
-    plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch] if kind in kinds]
+
+    def selected(kind, stages):
+        depth = "{}x{}".format(*stages) if isinstance(stages, tuple) else str(stages)
+        return kind in wanted or f"{kind}:{depth}" in wanted
+    plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch] if selected(kind, stages)]
+    if not plan:
+        parser.error(f"--only {args.only}: no design of the plan on {args.arch}")
     check_output(args.docs, "--docs", folder=True)
     rows = []
     model = timing.load_model()
