@@ -46,7 +46,10 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock) -> dict:
 
     rows, cols, mul_stages, add_stages = size
     unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
-    key_text = json.dumps([arch, size, SEED, tools()]) + "".join((ROOT / p).read_text() for p in HARDWARE)
+    # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
+    # of synth.timing do not depend on it).
+    key_text = json.dumps([arch, size, SEED, tools()]) + "".join((ROOT / p).read_text()
+                                                                 for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
     path = cache / f"{arch}_mxu_{rows}x{cols}_m{mul_stages}a{add_stages}_{key}.json"
     if path.exists():
@@ -59,19 +62,17 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock) -> dict:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
-        log = (work / "top.tim").read_text() if (work / "top.tim").exists() else str(error)
-        over = re.findall(r"(\w+) used more than available|Unable to place cell.*|"
-                          r"Design uses (\d+) \w+ but device has (\d+)", log)
-        note = (over and str(over[-1])) or log.strip().splitlines()[-1][:300] if log.strip() else str(error)
-        result.update(fits=False, note=note, seconds=round(time.perf_counter() - start, 1))
+        log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
+        lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
+        errors = [line for line in lines if "ERROR" in line]      # nextpnr's reason, when it gave one
+        result.update(fits=False, note=(errors or lines)[-1][:300], seconds=round(time.perf_counter() - start, 1))
     else:
         cells = figures.pop("cells")
         lut_cell = "TRELLIS_COMB" if arch == "ecp5" else "ICESTORM_LC"
         fmax = figures[f"{arch}_fmax_mhz"]
         result.update(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
                       lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
-                      lut_total=round(100 * cells.get(lut_cell, 0) / figures[f"{arch}_util_pct"])
-                      if figures[f"{arch}_util_pct"] else None,
+                      lut_total=figures[f"{arch}_pnr_total"],
                       ff=max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit)) if arch == "ecp5" else None,
                       dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
                       **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},

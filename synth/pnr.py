@@ -84,14 +84,16 @@ _UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.M)
 
 
 def parse_report(log: str, arch: str) -> dict:
-    """Fmax (the last, post-route figure) and logic utilisation from a nextpnr log."""
+    """Fmax (the last, post-route figure) and logic utilisation (cells used, the part's
+    total, percent) from a nextpnr log."""
     fmax = [float(f) for _, f in _FMAX.findall(log)]
     used = {name: (int(n), int(total)) for name, n, total, _ in _UTIL.findall(log)}
     cell = "ICESTORM_LC" if arch == "ice40" else "TRELLIS_COMB"
     if not fmax or cell not in used:
         raise ValueError(f"no Fmax or {cell} utilisation in the nextpnr log")
     n, total = used[cell]
-    return {f"{arch}_fmax_mhz": fmax[-1], f"{arch}_pnr_cells": n, f"{arch}_util_pct": round(100 * n / total, 3)}
+    return {f"{arch}_fmax_mhz": fmax[-1], f"{arch}_pnr_cells": n, f"{arch}_pnr_total": total,
+            f"{arch}_util_pct": round(100 * n / total, 3)}
 
 
 _CELLS = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)", re.M)

@@ -158,7 +158,8 @@ def test_parse_nextpnr_report():
     log = ("Info: Max frequency for clock 'clk': 12.50 MHz (PASS at 12.00 MHz)\n"
            "Info: Device utilisation:\nInfo: \t         ICESTORM_LC:   331/ 5280     6%\n"
            "Info: Max frequency for clock 'clk': 17.28 MHz (PASS at 12.00 MHz)\n")
-    assert parse_report(log, "ice40") == {"ice40_fmax_mhz": 17.28, "ice40_pnr_cells": 331, "ice40_util_pct": 6.269}
+    assert parse_report(log, "ice40") == {"ice40_fmax_mhz": 17.28, "ice40_pnr_cells": 331, "ice40_pnr_total": 5280,
+                                         "ice40_util_pct": 6.269}
     with pytest.raises(ValueError, match="no Fmax or TRELLIS_COMB"):
         parse_report(log, "ecp5")
 
