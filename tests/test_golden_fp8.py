@@ -26,8 +26,7 @@ def _daz(bits, fmt):
 
 def _check_against_ml(exact, ours, flags, fmt):
     """``exact``: float64 values (exact, or exactly fp32) rounded by golden to ``ours``."""
-    ref = exact.astype(np.float32).astype(ML[fmt]).view(np.uint8) if exact.dtype != np.float32 \
-        else exact.astype(ML[fmt]).view(np.uint8)
+    ref = exact.astype(np.float32).astype(ML[fmt]).view(np.uint8)     # exact in float32: no double rounding
     ours_f, ref_f = to_float64(ours, fmt), to_float64(ref, fmt)
     min_normal = float(to_float64(np.array([fmt.min_normal]), fmt)[0])
     flushed = (ours_f == 0) & (exact != 0) & np.isfinite(exact)
