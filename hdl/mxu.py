@@ -210,27 +210,33 @@ class MXU(wiring.Component):
 
         # Weights: rows go into the shadow buffer; a swap row makes it active.
         active = Signal()            # the buffer new rows multiply with
-        shadow_full = Signal()
+        shadow_full = Signal()       # `rows` rows accepted: w waits for a swap
+        shadow_landed = Signal()     # ... and the last of them written into the array
         started = Signal()           # a tile has been swapped in since reset
         load_row = Signal(range(k_rows))
         drain = Signal(range(self.drain_cycles + 1))
         swap = Signal()
+        w_take = Signal()
         m.d.comb += [
             swap.eq(x_in.payload.swap | ~started),
-            x_in.ready.eq((free != 0) & (shadow_full | ~swap)),
+            x_in.ready.eq((free != 0) & (shadow_landed | ~swap)),
             w_in.ready.eq(~shadow_full & (drain == 0)),
+            w_take.eq(w_in.valid & w_in.ready),
         ]
         with m.If(drain != 0):
             m.d.sync += drain.eq(drain - 1)
-        with m.If(w_in.valid & w_in.ready):
+        with m.If(w_take):
             with m.If(load_row == k_rows - 1):
                 m.d.sync += [load_row.eq(0), shadow_full.eq(1)]
             with m.Else():
                 m.d.sync += load_row.eq(load_row + 1)
+        m.d.sync += shadow_landed.eq(shadow_full)
         with m.If(take & swap):
-            m.d.sync += [active.eq(~active), shadow_full.eq(0), started.eq(1), drain.eq(self.drain_cycles)]
+            m.d.sync += [active.eq(~active), shadow_full.eq(0), shadow_landed.eq(0), started.eq(1),
+                         drain.eq(self.drain_cycles)]
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
+        w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
 
         # The array: advances every cycle.
         pes = [[ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
@@ -249,8 +255,8 @@ class MXU(wiring.Component):
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
                              pe.psum_in.eq(above.psum_out if above else 0),
                              pe.flags_in.eq(above.flags_out if above else 0),
-                             pe.w_we.eq(w_in.valid & w_in.ready & (load_row == k)),
-                             pe.w_buf.eq(~active), pe.w_data.eq(w_row[j])]
+                             pe.w_we.eq(w_writes[k][j].we & (w_writes[k][j].row == k)),
+                             pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
                 x, sel = pe.x_out, pe.sel_out
         # De-skew: column j waits cols - 1 - j cycles.
         psums, col_flags = [], []
@@ -292,6 +298,30 @@ class MXU(wiring.Component):
                      y_out.valid.eq(out_fifo.r_rdy), y_out.payload.eq(out_fifo.r_data),
                      out_fifo.r_en.eq(y_out.ready)]
         return m
+
+    def _weight_writes(self, m, we, row, buf, values):
+        """The weight writes as they travel down each column: ``writes[k][j]``, the
+        registered write (``we``, tile ``row``, buffer ``buf``, ``data``) at PE ``(k, j)``,
+        which stores it when ``row == k``.
+
+        A ``w`` row accepted in cycle ``T`` is at row ``k`` in cycle ``T + 1 + k`` and lands
+        at its end, so every PE's write enable comes from a register beside it, not from one
+        net that reaches every weight register from the controller (that net set the clock
+        of large arrays). A swap row is accepted from the second cycle after the tile's last
+        ``w`` row on (``shadow_landed``) and reaches row ``k`` ``k * (add_stages + 1) >= k``
+        cycles later, when that row's write has landed.
+        """
+        layout = data.StructLayout({"we": 1, "buf": 1, "row": unsigned(max(self.rows - 1, 0).bit_length()),
+                                    "data": self.in_fmt.width})
+        writes = []
+        for k in range(self.rows):
+            stage = []
+            for j, value in enumerate(values):
+                reg = Signal(layout, name=f"wload{k}_{j}")
+                m.d.sync += reg.eq(writes[k - 1][j] if k else Cat(we, buf, row, value))
+                stage.append(reg)
+            writes.append(stage)
+        return writes
 
     def _accumulate(self, m, psums, tag):
         """``acc[addr] = y`` (first tile) or ``acc[addr] + y``: ``(results, flags)``, the

@@ -84,12 +84,14 @@ class Setup:
         dut.w__valid.value = 0
 
     async def start_with_tile(self, dut, salt):
-        """Reset, ``y`` always ready, one random weight tile loaded: ``(tile, rng)``."""
+        """Reset, ``y`` always ready, one random weight tile loaded and landed (a swap row
+        is accepted at once): ``(tile, rng)``."""
         await self.reset(dut)
         dut.y__ready.value = 1
         rng = self.cfg.rng(salt)
         w = matrix((self.k, self.n), rng, self.port_fmt, 0.0)
         await self.load_tile(dut, w)
+        await FallingEdge(dut.clk)      # the tile's last write lands in the array
         return w, rng
 
 
@@ -189,8 +191,8 @@ async def streams_tiles_bubbles_and_backpressure(dut):
 @cocotb.test()
 async def defined_start_and_swaps_wait_for_their_tile(dut):
     """After reset no row is accepted before a complete tile (``y`` stays idle); a swap row
-    waits until the shadow tile is complete and is accepted the cycle after its last ``w``
-    row; a complete shadow tile holds ``w`` until it is swapped in."""
+    waits until the shadow tile is complete and is accepted the second cycle after its last
+    ``w`` row (the cycle its last write lands in the array); a complete shadow tile holds ``w`` until it is swapped in."""
     s = Setup()
     await s.reset(dut)
     dut.y__ready.value = 1
@@ -211,7 +213,7 @@ async def defined_start_and_swaps_wait_for_their_tile(dut):
 
     async def offer_row(i, hold_w):
         """Offer row ``i`` for ``hold_w`` cycles with no ``w``, then load tile ``i``: the row
-        must be accepted exactly the cycle after the tile's last ``w`` row."""
+        must be accepted exactly the second cycle after the tile's last ``w`` row."""
         dut.x__valid.value, dut.x__payload.value = 1, s.x_word(xs[i], swaps[i])
 
         async def cycle():
@@ -229,7 +231,10 @@ async def defined_start_and_swaps_wait_for_their_tile(dut):
                 pass
         dut.w__valid.value = 0
         await ReadOnly()
-        assert int(dut.x__ready.value), f"row {i} not accepted the cycle after its tile completed"
+        assert not int(dut.x__ready.value), f"row {i} accepted before its tile's last write landed"
+        await FallingEdge(dut.clk)
+        await ReadOnly()
+        assert int(dut.x__ready.value), f"row {i} not accepted the second cycle after its tile completed"
         await FallingEdge(dut.clk)
         dut.x__valid.value = 0
 
