@@ -19,10 +19,10 @@ from hdl.mxu import MXU
 #: name -> (caption, w rows, x rows as (label, swap), y.ready per cycle, x held back until cycle, cycles)
 SCENARIOS = {
     "tile-load": ("Defined start: x waits for the first complete tile, which its first row swaps in",
-                  ["A0", "A1"], [("x0", 0), ("x1", 0)], "1" * 10, {"A0": 2}, 10),
+                  ["A0", "A1"], [("x0", 0), ("x1", 0)], "1" * 11, {"A0": 2}, 11),
     "swap": ("B loads into the shadow buffer once A's drain is over; x2's swap waits until B is "
              "complete; C likewise for x4", ["A0", "A1", "B0", "B1", "C0", "C1"],
-             [("x0", 1), ("x1", 0), ("x2", 1), ("x3", 0), ("x4", 1), ("x5", 0)], "1" * 18, {}, 18),
+             [("x0", 1), ("x1", 0), ("x2", 1), ("x3", 0), ("x4", 1), ("x5", 0)], "1" * 22, {}, 22),
     "full-rate": ("Full rate with y always ready: one row per cycle, y latency (4) cycles after x",
                   ["A0", "A1"], [(f"x{i}", 0) for i in range(8)], "1" * 16, {}, 16),
     "backpressure": ("y stalled: rows fill the output FIFO; x.ready falls when the 8 credits are "
