@@ -69,7 +69,7 @@ class Unit:
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
 _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
-                "max_stages: multiplier 7, adder 12, SR unit 4)")
+                "max_stages: multiplier 9, adder 12, SR unit 4)")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),

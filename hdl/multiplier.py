@@ -34,7 +34,8 @@ class FPMultiplier(ArithmeticUnit):
         Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
         the cut points: the significands (their own register beside the DSP), after the
         product (so the ``*`` sits alone between two registers, as a hard multiplier wants
-        it), after normalisation, the rounder's, output, input.
+        it), after normalisation, the rounder's, output, input; then a second register at the
+        significands and after the product (the DSP's wires in a large array: 8 and 9).
 
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
     """
@@ -47,6 +48,7 @@ class FPMultiplier(ArithmeticUnit):
         rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
         super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self.out_fmt.width,
                          rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
+                         routes=("operands", "product"),                 # the DSP's input and output
                          extra={"rand": In(rand_bits)} if rand_bits is not None else None)
 
     def _cuts(self, rand_bits):

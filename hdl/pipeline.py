@@ -6,7 +6,10 @@ bits, hard multipliers). ``Stages(n, cuts)`` puts ``n`` registers where they min
 largest register-to-register delay (the FloPoCo / cvfpu approach): every added stage
 shortens the critical path until each segment between two neighbouring cut points has its
 own stage. The first cut point is the unit's inputs, the last its outputs; registers there
-only help when the surrounding logic is combinational, so they are used last.
+only help when the surrounding logic is combinational, so they are used last. Past one
+register per cut point, ``routes`` (cut points whose values travel to or from a hard block,
+such as a DSP multiplier) take a second register each, in order: in a large placed design
+the wire to a block that sits in a fixed row of the die then gets a cycle of its own.
 """
 
 from __future__ import annotations
@@ -83,23 +86,30 @@ class Stages:
     cuts : list of (str, Delay)
         Cut point names in datapath order, each with the delay of the logic before it; the
         first is the inputs (no logic before it), the last the outputs.
+    routes : tuple of str
+        Interior cut points next to a hard block, which take a second register (in this
+        order) once every cut point has one.
     """
 
-    def __init__(self, stages: int, cuts: list[tuple[str, Delay]]):
+    def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = ()):
         check_stages(stages)
         self.names = [name for name, _ in cuts]
         self.delays = [delay for _, delay in cuts[1:]]
-        self.stages = int_param("stages", stages, 0, len(cuts))
+        assert set(routes) <= set(self.names[1:-1]), routes
+        self.routes = tuple(routes)
+        self.stages = int_param("stages", stages, 0, len(cuts) + len(routes))
         interior = min(self.stages, len(cuts) - 2)
         chosen = _place(tuple(d.cost for d in self.delays), interior)
         self.count = {name: int(i in chosen) for i, name in enumerate(self.names)}
         spare = self.stages - interior
         self.count[self.names[-1]] += spare >= 1
         self.count[self.names[0]] += spare >= 2
+        for name in self.routes[:max(0, self.stages - len(cuts))]:
+            self.count[name] += 1
 
     @property
     def max_stages(self) -> int:
-        return len(self.names)
+        return len(self.names) + len(self.routes)
 
     @property
     def segments(self) -> list[Delay]:
@@ -108,7 +118,7 @@ class Stages:
         for name, delay in zip(self.names[1:-1], self.delays):
             run = run + delay
             if self.count[name]:
-                out.append(run)
+                out += [run] + [Delay()] * (self.count[name] - 1)     # a second register: a wire only
                 run = Delay()
         return out + [run + self.delays[-1]]
 

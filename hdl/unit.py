@@ -14,12 +14,13 @@ __all__ = ["ArithmeticUnit"]
 class ArithmeticUnit(wiring.Component):
     """Operands and ``valid_in`` in; ``result``, ``flags``, ``valid_out`` out; ``stages``
     registers at the datapath's cut points (``cuts``: ``input`` first, then the unit's own,
-    then the shared rounder's ``Rounder.cuts``, ending at ``output``)."""
+    then the shared rounder's ``Rounder.cuts``, ending at ``output``; ``routes``: the cut
+    points next to a hard block, see ``pipeline.Stages``)."""
 
     def __init__(self, *, operands: dict[str, int], result_width: int, rand_bits: int | None,
-                 stages: int, cuts: list, extra: dict | None = None):
+                 stages: int, cuts: list, routes: tuple[str, ...] = (), extra: dict | None = None):
         self.rand_bits = rand_bits
-        self._stages = Stages(stages, cuts)
+        self._stages = Stages(stages, cuts, routes)
         members = {name: In(width) for name, width in operands.items()}
         members.update(valid_in=In(1), result=Out(result_width), flags=Out(5), valid_out=Out(1))
         members.update(extra or {})
@@ -32,7 +33,7 @@ class ArithmeticUnit(wiring.Component):
 
     @property
     def max_stages(self) -> int:
-        """The deepest pipeline: one register at every cut point."""
+        """The deepest pipeline: one register at every cut point, two at each route."""
         return self._stages.max_stages
 
     @property

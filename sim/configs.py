@@ -34,15 +34,15 @@ STAGES = (0, 2)
 CONFIGS = [(unit, {**params, "stages": s}) for unit, group in
            (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)) for params in group for s in STAGES]
 CONFIGS += [("xorshift", params) for params in XORSHIFTS]
-#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 7, adder 12,
+#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 9, adder 12,
 #: SR unit 4) and past the interior ones into the input/output registers (Verilator only).
-DEEP = [("mul", dict(stages=7)), ("mul", dict(out_fmt="bf16", rounding="rne", stages=3)),
+DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", stages=3)),
         ("mul", dict(out_fmt="bf16", rounding="sr", stages=4)),
         ("add", dict(rounding="rne", stages=11)), ("add", dict(rounding="sr", stages=5)),
         ("add", dict(fmt="bf16", rounding="sr-half", stages=8)), ("add", dict(rounding="rne", stages=9)),
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
 
 #: MXU configurations for the lint (the regressions are in tests/test_hdl_mxu.py).
-MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=1, add_stages=2)),
+MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=9, add_stages=2)),
         ("mxu", dict(rows=2, cols=2, convert_inputs=True, out_rounding="sr", acc_depth=4)),
         ("mxu", dict(rows=2, cols=2, out_rounding="rne", acc_depth=2))]
