@@ -82,7 +82,7 @@ class Stages:
     Parameters
     ----------
     stages : int
-        Register stages in the datapath (its latency), 0..``len(cuts)``.
+        Register stages in the datapath (its latency), 0..``len(cuts) + len(routes)``.
     cuts : list of (str, Delay)
         Cut point names in datapath order, each with the delay of the logic before it; the
         first is the inputs (no logic before it), the last the outputs.

@@ -55,6 +55,22 @@ def test_multiplier_product_sits_alone_between_registers():
     assert timing.Delay(mul=1) in mul.segments
 
 
+def test_multiplier_route_registers_come_after_one_per_cut_point():
+    """Stages 8 and 9 add a second register at the significands, then after the product
+    (the DSP's wires): each a wire-only segment; 10 is refused."""
+    full = FPMultiplier(stages=7)
+    timing.unused(full)
+    assert set(full.cut_registers.values()) == {1}
+    for stages, doubled in ((8, {"operands"}), (9, {"operands", "product"})):
+        mul = FPMultiplier(stages=stages)
+        timing.unused(mul)
+        assert {name for name, n in mul.cut_registers.items() if n == 2} == doubled
+        assert mul.segments.count(timing.Delay()) == full.segments.count(timing.Delay()) + len(doubled)
+        assert max(d.cost for d in mul.segments) == max(d.cost for d in full.segments)
+    with pytest.raises(ValueError, match="stages must be in 0..9, not 10"):
+        FPMultiplier(stages=10)
+
+
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
 
