@@ -100,16 +100,16 @@ UNITS = {
               "to in_fmt by one rounder lane per column"),
         Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
         Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
-        Param("mul_stages", "int", 0, "multiplier register stages 0..16 (default 0)"),
-        Param("add_stages", "int", 0, "adder register stages 0..16 (default 0)"),
+        Param("mul_stages", "int", 0, "multiplier register stages 0..9 (default 0)"),
+        Param("add_stages", "int", 0, "adder register stages 0..12 (default 0)"),
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
         Param("cols", "int", 2, "MXU columns N, 1..16 (default 2)"),
-        Param("mul_stages", "int", 1, "multiplier register stages 0..16 (default 1)"),
-        Param("add_stages", "int", 1, "adder register stages 0..16 (default 1)"),
+        Param("mul_stages", "int", 1, "multiplier register stages 0..9 (default 1)"),
+        Param("add_stages", "int", 1, "adder register stages 0..12 (default 1)"),
         Param("divisor", "int", 217, "clock cycles per UART bit, 4..1048576 (default 217: 115200 baud at 25 MHz)")),
         "the MXU behind a UART link (the board top; python -m hdl.board builds its bitstream)"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (

@@ -32,9 +32,8 @@ from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
 
 from .adder import FPAdder
-from .mxu_pe import ProcessingElement, check_exact_products
+from .mxu_pe import ProcessingElement, check_exact_products, check_pe_stages
 from .params import format_param, int_param, rounding_param
-from .pipeline import check_stages
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -65,7 +64,7 @@ class MXU(wiring.Component):
     acc_depth : int
         Output accumulator rows: 0 (none) or a power of two, 2..65536.
     mul_stages, add_stages : int
-        Register stages of every processing element's multiplier and adder, 0..16.
+        Register stages of every processing element's multiplier (0..9) and adder (0..12).
     axi_stream : bool
         Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
         (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
@@ -93,8 +92,7 @@ class MXU(wiring.Component):
         self.acc_depth = int_param("acc_depth", acc_depth, 0, MAX_ACC_DEPTH)
         if self.acc_depth == 1 or self.acc_depth & (self.acc_depth - 1):
             raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {self.acc_depth}")
-        self.mul_stages = check_stages(mul_stages)
-        self.add_stages = check_stages(add_stages)
+        self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt

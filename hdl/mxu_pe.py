@@ -10,15 +10,25 @@ from golden.formats import BF16, FP32
 
 from .adder import FPAdder
 from .multiplier import FPMultiplier
-from .params import format_param
+from .params import format_param, int_param
 
-__all__ = ["ProcessingElement", "check_exact_products"]
+__all__ = ["ProcessingElement", "check_exact_products", "check_pe_stages"]
 
 
 def check_exact_products(in_fmt, acc_fmt):
     if acc_fmt.precision < 2 * in_fmt.precision:
         raise ValueError(f"acc_fmt {acc_fmt} must hold an exact {in_fmt} product "
                          f"(precision >= {2 * in_fmt.precision}, not {acc_fmt.precision})")
+
+
+def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages) -> tuple[int, int]:
+    """``(mul_stages, add_stages)``, each checked against its unit's ``max_stages`` (a
+    ValueError naming the parameter, before any processing element is built)."""
+    from .timing import unused
+    mul, add = FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt), FPAdder(fmt=acc_fmt)
+    unused(mul, add)
+    return (int_param("mul_stages", mul_stages, 0, mul.max_stages),
+            int_param("add_stages", add_stages, 0, add.max_stages))
 
 
 class ProcessingElement(wiring.Component):
@@ -38,6 +48,7 @@ class ProcessingElement(wiring.Component):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         check_exact_products(self.in_fmt, self.acc_fmt)
+        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages)
         self.mul = FPMultiplier(in_fmt=self.in_fmt, out_fmt=self.acc_fmt, stages=mul_stages)
         self.add = FPAdder(fmt=self.acc_fmt, stages=add_stages)
         self.add_stages = add_stages

@@ -66,7 +66,7 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mxu", "--sr-bits", "8"], "sr_bits=8 needs a stochastic out_rounding"),
     (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
     (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
-    (["mxu", "--add-stages", "17"], "stages must be in 0..16, not 17"),
+    (["mxu", "--add-stages", "17"], "add_stages must be in 0..12, not 17"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     proc = _cli(*args, cwd=tmp_path)
