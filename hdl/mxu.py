@@ -16,7 +16,7 @@ Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``a
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
-FIFO's read side. ``flags`` holds, per column, the OR of the five flags of every multiply,
+FIFO's read side and the ``y`` register after it. ``flags`` holds, per column, the OR of the five flags of every multiply,
 add, accumulator add and output rounding of the rows that left the array since the last
 ``flags_clear``.
 """
@@ -146,9 +146,9 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 1`` (the output FIFO; input conversion, accumulators and output
-        rounders add no register)."""
-        return self.array_latency + 1
+        ``array_latency + 2`` (the output FIFO and the ``y`` register; input conversion,
+        accumulators and output rounders add no register)."""
+        return self.array_latency + 2
 
     @property
     def fifo_depth(self) -> int:
@@ -292,9 +292,18 @@ class MXU(wiring.Component):
         row_flags = [f | Mux(leave, r, 0) for f, r in zip(row_flags, round_flags)]
         for j in range(n_cols):
             m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
-        m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded)),
-                     y_out.valid.eq(out_fifo.r_rdy), y_out.payload.eq(out_fifo.r_data),
-                     out_fifo.r_en.eq(y_out.ready)]
+        m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
+        # y leaves from a register, not from the FIFO's memory: on large arrays that is
+        # block RAM, whose read data arrives ~6 ns after the clock on ECP5 (the 4x4's
+        # critical path, docs/timing.md). The register holds a row the credits count.
+        load = Signal()
+        y_valid, y_data = Signal(), Signal(len(out_fifo.r_data))
+        m.d.comb += [load.eq(out_fifo.r_rdy & (~y_valid | y_out.ready)), out_fifo.r_en.eq(load),
+                     y_out.valid.eq(y_valid), y_out.payload.eq(y_data)]
+        with m.If(load):
+            m.d.sync += [y_valid.eq(1), y_data.eq(out_fifo.r_data)]
+        with m.Elif(y_out.ready):
+            m.d.sync += y_valid.eq(0)
         return m
 
     def _weight_writes(self, m, we, row, buf, values):

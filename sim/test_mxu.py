@@ -41,7 +41,8 @@ class Setup:
         self.out_fmt = self.acc_fmt if self.out_rounding is None else self.in_fmt
         self.addr_width = max(self.depth - 1, 0).bit_length()
         self.seed = int(cfg.rng(1).integers(0, 2 ** 32)) if "seed" in cfg.ports else None
-        self.array_latency = cfg.latency - 1     # accepted to leaving the array (the flags)
+        # Accepted to leaving the array (the flags), the datasheet's formula.
+        self.array_latency = self.k * (p["add_stages"] + 1) + p["mul_stages"] + self.n - 1
 
     def x_word(self, row, swap=0, addr=0, first=1, last=1):
         """The ``x`` payload: ``data``, then ``swap``, then ``addr``, ``first``, ``last``."""

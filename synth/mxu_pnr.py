@@ -21,11 +21,12 @@ from pathlib import Path
 from golden.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl.build import UNITS
 
+from .pnr import TARGET_MHZ
 from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "latency", "fits", "fmax_mhz", "gmac_s",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "latency", "fits", "fmax_mhz", "gmac_s",
            "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
            "path_route_ns", "seconds", "seed", "tools", "note"]
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
@@ -39,28 +40,29 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock) -> dict:
-    """One place and route of the MXU ``size`` on ``arch``'s board (cached by design,
-    source and tool versions)."""
+def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz: float) -> dict:
+    """One place and route of the MXU ``size`` on ``arch``'s board with its clock constrained
+    to ``clock_mhz`` (cached by design, constraint, source and tool versions)."""
     from .pnr import SEED, place_and_route
 
     rows, cols, mul_stages, add_stages = size
     unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
     # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
     # of synth.timing do not depend on it).
-    key_text = json.dumps([arch, size, SEED, tools()]) + "".join((ROOT / p).read_text()
+    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz]) + "".join((ROOT / p).read_text()
                                                                  for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    path = cache / f"{arch}_mxu_{rows}x{cols}_m{mul_stages}a{add_stages}_{key}.json"
+    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}"
+    path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
     if path.exists():
         return json.loads(path.read_text())
-    work = cache / "work" / f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}"
+    work = cache / "work" / name
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
-              "latency": unit.latency, "seed": SEED, "tools": tools()}
+              "clock_mhz": clock_mhz, "latency": unit.latency, "seed": SEED, "tools": tools()}
     try:
         with _locked(lock):
-            figures = place_and_route(unit, arch, work, details=True)
+            figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -83,11 +85,12 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock) -> dict:
 
 
 def cached(cache: Path) -> list[dict]:
-    """The newest cached run of every (arch, size)."""
+    """The newest cached run of every (arch, size, clock constraint)."""
     newest = {}
     for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
         r = json.loads(p.read_text())
-        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"])] = r
+        r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the option
+        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"])] = r
     return [newest[k] for k in sorted(newest)]
 
 
@@ -108,8 +111,14 @@ def main(argv=None) -> int:
                         help="run cache (default build/results/mxu-pnr)")
     parser.add_argument("--csv", type=Path, default=ROOT / "docs" / "mxu-pnr.csv",
                         help="CSV of every cached run (default docs/mxu-pnr.csv)")
+    parser.add_argument("--clock-mhz", type=float, default=None,
+                        help="clock constraint for nextpnr's timing-driven placement, 10..500 "
+                             "(default 300 on ecp5, 100 on ice40: above every design)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     args = parser.parse_args(argv)
+    if args.clock_mhz is not None and not 10 <= args.clock_mhz <= 500:
+        parser.error(f"--clock-mhz must be in 10..500, not {args.clock_mhz:g}")
+    clock_mhz = args.clock_mhz or TARGET_MHZ[args.arch]
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     for rows, cols, m, a in sizes:
         UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
@@ -117,8 +126,9 @@ def main(argv=None) -> int:
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes), "place and route", "design") as bar:
         for size in sizes:
-            r = run(args.arch, size, args.cache, args.lock)
-            bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']}: "
+            r = run(args.arch, size, args.cache, args.lock, clock_mhz)
+            bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} "
+                      f"(clock {clock_mhz:g} MHz): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)

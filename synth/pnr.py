@@ -115,8 +115,9 @@ def parse_details(log: str) -> dict:
     return out
 
 
-def board(arch: str):
-    """``arch``'s amaranth-boards platform, its default clock constrained to ``TARGET_MHZ``."""
+def board(arch: str, clock_mhz: float | None = None):
+    """``arch``'s amaranth-boards platform, its default clock constrained to ``clock_mhz``
+    (default ``TARGET_MHZ``)."""
     module, cls, _ = BOARDS[arch]
     base = getattr(importlib.import_module(module), cls)
 
@@ -124,7 +125,7 @@ def board(arch: str):
         if resource.name != base.default_clk:
             return resource
         resource = copy.copy(resource)
-        resource.clock = Clock(TARGET_MHZ[arch] * 1e6)
+        resource.clock = Clock((clock_mhz or TARGET_MHZ[arch]) * 1e6)
         return resource
     return type(cls, (base,), {"resources": [retarget(r) for r in base.resources]})()
 
@@ -135,11 +136,13 @@ def tool_env() -> dict:
     return {**os.environ, **{tool.upper().replace("-", "_"): str(bin_dir / f"yowasp-{tool}") for tool in _TOOLS}}
 
 
-def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False) -> dict:
+def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
+                    clock_mhz: float | None = None) -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
-    (``-dsp`` maps iCE40 multiplies onto SB_MAC16)."""
-    platform = board(arch)
+    (``-dsp`` maps iCE40 multiplies onto SB_MAC16); ``clock_mhz``: the clock constraint
+    nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``)."""
+    platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False,
                           nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts)

@@ -13,13 +13,13 @@ from sim import runner
 
 
 def test_host_driver_through_simulated_uart():
-    """sim/test_board.py: sim.host.BoardLink over cocotbext-uart, two runs of 12 X rows on a 2x2
-    MXU (FIFO depth 8: results wait in the full FIFO), swaps, flags, unknown commands."""
+    """sim/test_board.py: sim.host.BoardLink over cocotbext-uart, two runs of 20 X rows on a 2x2
+    MXU (FIFO depth 16: results wait in the full FIFO), swaps, flags, unknown commands."""
     reason = runner.available("verilator")
     if reason:
         pytest.skip(reason)
-    summary = runner.run("board", dict(rows=2, cols=2, divisor=4), "verilator", vectors=12)
-    assert summary["tests"] == 2 and summary["vectors"] == 24 and summary["fifo_depth"] == 8
+    summary = runner.run("board", dict(rows=2, cols=2, divisor=4), "verilator", vectors=20)
+    assert summary["tests"] == 2 and summary["vectors"] == 40 and summary["fifo_depth"] == 16
 
 
 def test_board_cli_elaborates():
@@ -34,6 +34,6 @@ def test_board_options_and_divisor():
     assert divisor_for(115200) == 217 and divisor_for(1_000_000) == 25
     board = Board(rows=4, cols=3, mul_stages=0, add_stages=2, divisor=4)
     unused(board, board.mxu)
-    assert board.latency == 4 * 3 + 0 + 3 and board.frame_bytes == {"W": 6, "X": 9, "I": 6, "Y": 12, "F": 3}
+    assert board.latency == 4 * 3 + 0 + 3 + 1 and board.frame_bytes == {"W": 6, "X": 9, "I": 6, "Y": 12, "F": 3}
     with pytest.raises(ValueError, match="baud 2000000 is 4.2 % off at 25 MHz"):
         divisor_for(2_000_000)

@@ -139,6 +139,7 @@ BAD = [
     ("synth.mxu_pnr", ["--sizes", "8by8"], "use RxC:mMaA"),
     ("synth.mxu_pnr", ["--sizes", "300x2:m0a0"], "rows must be in 1..256, not 300"),
     ("synth.mxu_pnr", ["--arch", "xc7"], "invalid choice: 'xc7'"),
+    ("synth.mxu_pnr", ["--clock-mhz", "5"], "--clock-mhz must be in 10..500, not 5"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
 ]
 
