@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib.wiring import In
 
@@ -21,16 +23,41 @@ __all__ = ["FPAdder", "leading_zeros"]
 def leading_zeros(value) -> Value:
     """Leading zero count of ``value`` (its width for 0), a log-depth tree: each level
     joins two halves' (all zero, count) pairs with one mux."""
+    return _lzc_result(_lzc_join(_lzc_leaves(value), _lzc_depth(len(value))), len(value))
+
+
+def _lzc_depth(w: int) -> int:
+    """Joins from the leaves to the root of the count tree of ``w`` bits."""
+    return max(1, (w - 1).bit_length()) - 1
+
+
+def _lzc_leaves(value) -> list:
+    """The tree's leaves: (all zero, count) of each bit pair, the value padded to a power of two."""
     w = len(value)
     size = 1 << max(1, (w - 1).bit_length())
     # Padding below with 1 then 0s keeps the count at w for value 0 without a final mux.
     bits = Cat(Const(1 << (size - w - 1), size - w), value) if size > w else value
-    level = [(~(bits[i + 1] | bits[i]), ~bits[i + 1]) for i in range(0, size, 2)]
-    while len(level) > 1:
+    return [(~(bits[i + 1] | bits[i]), ~bits[i + 1]) for i in range(0, size, 2)]
+
+
+def _lzc_join(level: list, times: int) -> list:
+    """``times`` levels of the tree: neighbouring (all zero, count) pairs joined."""
+    for _ in range(times):
         level = [(lo_zero & hi_zero, Mux(hi_zero, Cat(lo_count, 1), Cat(hi_count, 0)))
                  for (lo_zero, lo_count), (hi_zero, hi_count) in zip(level[0::2], level[1::2])]
-    zero, count = level[0]
-    return count if size > w else Mux(zero, w, count)
+    return level
+
+
+def _lzc_result(level: list, w: int) -> Value:
+    """The count at the tree's root (``w`` for an all-zero value)."""
+    (zero, count), = level
+    return count if 1 << max(1, (w - 1).bit_length()) > w else Mux(zero, w, count)
+
+
+def _count_width(w: int) -> int:
+    """Width of ``leading_zeros`` of ``w`` bits."""
+    size = 1 << max(1, (w - 1).bit_length())
+    return size.bit_length() - 1 if size > w else w.bit_length()
 
 
 def _shift_steps(value, amount, steps, left=False, sticky=None):
@@ -47,6 +74,23 @@ def _shift_steps(value, amount, steps, left=False, sticky=None):
     return value, sticky
 
 
+def _halves(n: int) -> tuple[list[int], list[int]]:
+    """A shift amount's ``n`` bits as the shifter's two halves (upper steps first)."""
+    return list(range(n - 1, n // 2 - 1, -1)), list(range(n // 2 - 1, -1, -1))
+
+
+def _fine_names(prefix: str, steps: list[int]) -> list[str]:
+    """The fine cut points inside a shifter half: after each step but the last."""
+    return [f"{prefix}_by{1 << k}" for k in steps[:-1]]
+
+
+def _split(total: Delay, parts: int) -> list[Delay]:
+    """``total`` as ``parts`` delays in quarter levels (sums exact, so the coarse placement
+    sees the same costs), the carry chain in the last."""
+    each = math.floor(4 * total.levels / parts) / 4
+    return [Delay(each)] * (parts - 1) + [Delay(total.levels - each * (parts - 1), total.carry)]
+
+
 class FPAdder(ArithmeticUnit):
     """Floating-point adder in TPU mode (DAZ, FTZ, canonical NaN, ``x + (-x) = +0``).
 
@@ -61,7 +105,9 @@ class FPAdder(ArithmeticUnit):
     stages : int
         Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
         the cut points: magnitude compared, operands swapped, alignment shift (two halves), significand sum,
-        leading-zero count, normalising shift (two halves), the rounder's, output, input.
+        leading-zero count, normalising shift (two halves), the rounder's, output, input; then
+        at the fine ones (operand classes, shift clamp, inside the shifter halves and the
+        leading-zero tree): 21 for fp32 RNE.
 
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
     """
@@ -72,21 +118,36 @@ class FPAdder(ArithmeticUnit):
         rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
         super().__init__(operands={"a": self.fmt.width, "b": self.fmt.width}, result_width=self.fmt.width,
                          rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
-                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
+                         fine=self._fine(rand_bits), extra={"rand": In(rand_bits)} if rand_bits is not None else None)
 
     def _cuts(self, rand_bits):
         f, p = self.fmt, self.fmt.precision
-        width = (rand_bits or 1) + 2 + p + 1
+        g = (rand_bits or 1) + 2
+        width = g + p + 1
+        a_hi, a_lo = _halves((g + p).bit_length())
+        n_hi, n_lo = _halves(_count_width(width))
+        lzc, joins = (width - 1).bit_length(), _lzc_depth(width) // 2
         return [("input", Delay()),
-                ("compared", Delay(1, f.width - 1)),        # magnitude compare, both exponent differences
+                ("classified", Delay(0.5)),                 # operand classes
+                ("compared", Delay(0.5, f.width - 1)),      # magnitude compare, both exponent differences
                 ("ordered", Delay(2)),                      # swap multiplexers (fanout of the compare)
-                ("align_hi", Delay(3, f.exp_bits)),         # shift clamp, upper shift steps + sticky
-                ("aligned", Delay(3)),                      # lower shift steps + sticky
+                ("clamped", Delay(1, f.exp_bits)),          # shift clamp
+                *zip(_fine_names("align", a_hi) + ["align_hi"], _split(Delay(2), len(a_hi))),  # upper steps + sticky
+                *zip(_fine_names("align", a_lo) + ["aligned"], _split(Delay(3), len(a_lo))),   # lower steps + sticky
                 ("sum", Delay(1, width)),                   # significand add / subtract
-                ("counted", Delay((width - 1).bit_length())),  # leading-zero tree
-                ("norm_hi", Delay(2, f.exp_bits + 2)),      # exponent, upper normalising steps
-                ("normalised", Delay(3)),                   # lower normalising steps
+                ("lzc_half", Delay(1 + joins)),             # leading-zero tree: leaves, first joins
+                ("counted", Delay(lzc - 1 - joins)),        # ... the other joins
+                *zip(_fine_names("norm", n_hi) + ["norm_hi"], _split(Delay(2, f.exp_bits + 2), len(n_hi))),
+                *zip(_fine_names("norm", n_lo) + ["normalised"], _split(Delay(3), len(n_lo))),
                 *Rounder.cuts(f, width, f.exp_bits + 3, self.rounding, rand_bits)]
+
+    def _fine(self, rand_bits) -> tuple[str, ...]:
+        """The cut points inside the shifters and the leading-zero tree (``Stages``' fine ones)."""
+        g, p = (rand_bits or 1) + 2, self.fmt.precision
+        a_hi, a_lo = _halves((g + p).bit_length())
+        n_hi, n_lo = _halves(_count_width(g + p + 1))
+        return ("classified", "clamped", *_fine_names("align", a_hi), *_fine_names("align", a_lo), "lzc_half",
+                *_fine_names("norm", n_hi), *_fine_names("norm", n_lo))
 
     @property
     def guard_bits(self) -> int:
@@ -97,6 +158,18 @@ class FPAdder(ArithmeticUnit):
         """
         return (self.rand_bits or 1) + 2
 
+    def _steps(self, m, prefix, steps, value, dropped, amount, carry, left=False):
+        """One half of a shifter (``_shift_steps``), a fine cut point (``_fine_names``) after
+        each step but the last, ``carry`` (a dict) travelling alongside; returns the shifted
+        value, the sticky bit, the amount and ``carry`` after the half's last step."""
+        for k, name in zip(steps, _fine_names(prefix, steps)):
+            value, dropped = _shift_steps(value, amount, [k], left=left, sticky=dropped)
+            v = self._stages.cut(m, name, shifted=value, dropped=dropped, amount=amount, **carry)
+            value, dropped, amount = v.pop("shifted"), v.pop("dropped"), v.pop("amount")
+            carry = v
+        value, dropped = _shift_steps(value, amount, steps[-1:], left=left, sticky=dropped)
+        return value, dropped, amount, carry
+
     def elaborate(self, platform):
         m = Module()
         f, g, p = self.fmt, self.guard_bits, self.fmt.precision
@@ -105,20 +178,28 @@ class FPAdder(ArithmeticUnit):
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
         a, b = FloatLayout(f)(v["a"]), FloatLayout(f)(v["b"])
         side = {"valid": v["valid"], **{k: v[k] for k in rand}}
+        # The operands' classes, wide ANDs and ORs over their fields: a fine cut point ahead
+        # of the special cases that combine them.
+        c = cut(m, "classified", a=v["a"], b=v["b"], **{
+            f"{cls}_{name}": getattr(x, cls) for name, x in (("a", a), ("b", b))
+            for cls in ("is_zero_daz", "is_inf", "is_nan", "is_signalling")}, **side)
+        side = {k: c[k] for k in side}
+        a, b = FloatLayout(f)(c["a"]), FloatLayout(f)(c["b"])
+        zero_a, zero_b, inf_a, inf_b = c["is_zero_daz_a"], c["is_zero_daz_b"], c["is_inf_a"], c["is_inf_b"]
 
         # Order by magnitude; DAZ zeros lowest. One format: the encodings order as the values.
         # The compare's carry chain starts straight from the inputs; the DAZ flags (an
         # exponent AND) settle beside it and only select after it.
         raw_swap = Cat(b.mantissa, b.exponent) > Cat(a.mantissa, a.exponent)
-        swap = Mux(a.is_zero_daz, ~b.is_zero_daz, ~b.is_zero_daz & raw_swap)
-        sig_a = Mux(a.is_zero_daz, 0, a.significand)
-        sig_b = Mux(b.is_zero_daz, 0, b.significand)
-        inf_minus_inf = a.is_inf & b.is_inf & (a.sign != b.sign)
+        swap = Mux(zero_a, ~zero_b, ~zero_b & raw_swap)
+        sig_a = Mux(zero_a, 0, a.significand)
+        sig_b = Mux(zero_b, 0, b.significand)
+        inf_minus_inf = inf_a & inf_b & (a.sign != b.sign)
         side.update(
-            subtract=a.sign ^ b.sign, zero_sign=a.sign & b.sign & a.is_zero_daz & b.is_zero_daz,
-            nan=a.is_nan | b.is_nan | inf_minus_inf,
-            invalid=a.is_signalling | b.is_signalling | inf_minus_inf,
-            any_inf=a.is_inf | b.is_inf, inf_sign=Mux(a.is_inf, a.sign, b.sign))
+            subtract=a.sign ^ b.sign, zero_sign=a.sign & b.sign & zero_a & zero_b,
+            nan=c["is_nan_a"] | c["is_nan_b"] | inf_minus_inf,
+            invalid=c["is_signalling_a"] | c["is_signalling_b"] | inf_minus_inf,
+            any_inf=inf_a | inf_b, inf_sign=Mux(inf_a, a.sign, b.sign))
         # The compare's one bit drives every swap multiplexer: a cut between them.
         v = cut(m, "compared", swap=swap, sig_a=sig_a, sig_b=sig_b, exp_a=a.exponent, exp_b=b.exponent,
                 sign_a=a.sign, sign_b=b.sign, diff_ab=(a.exponent - b.exponent)[:f.exp_bits],
@@ -133,13 +214,17 @@ class FPAdder(ArithmeticUnit):
         # Align: the exact sum is (total + f) units, 0 < f < 1 exactly where sticky. The
         # shifter's log steps drop bits into sticky as they go.
         n = (g + p).bit_length()
+        hi, lo = _halves(n)
         shift = Mux(v["shift"] > g + p, g + p, v["shift"])[:n]
-        hi, lo = range(n - 1, n // 2 - 1, -1), range(n // 2 - 1, -1, -1)
-        small, sticky = _shift_steps(Cat(Const(0, g), v["sig_s"]), shift, hi, sticky=Const(0, 1))
-        v = cut(m, "align_hi", small=small, sticky=sticky, shift=shift, sig_l=v["sig_l"], **side)
+        v = cut(m, "clamped", shift=shift, sig_s=v["sig_s"], sig_l=v["sig_l"], **side)
+        small, sticky, shift, carry = self._steps(m, "align", hi, Cat(Const(0, g), v["sig_s"]), Const(0, 1),
+                                                  v["shift"], {"sig_l": v["sig_l"], **{k: v[k] for k in side}})
+        v = cut(m, "align_hi", small=small, sticky=sticky, shift=shift, sig_l=carry["sig_l"],
+                **{k: carry[k] for k in side})
         side = {k: v[k] for k in side}
-        small, sticky = _shift_steps(v["small"], v["shift"], lo, sticky=v["sticky"])
-        v = cut(m, "aligned", small=small, sticky=sticky, sig_l=v["sig_l"], **side)
+        small, sticky, _, carry = self._steps(m, "align", lo, v["small"], v["sticky"], v["shift"],
+                                              {"sig_l": v["sig_l"], **side})
+        v = cut(m, "aligned", small=small, sticky=sticky, sig_l=carry["sig_l"], **{k: carry[k] for k in side})
 
         big = Cat(Const(0, g), v["sig_l"])
         total = Signal(g + p + 1)
@@ -148,20 +233,32 @@ class FPAdder(ArithmeticUnit):
         v = cut(m, "sum", total=total, sticky=v["sticky"], **side)
         side = {k: v[k] for k in side}
 
+        # Leading zeros: a tree, cut halfway (a fine cut point) by packing each level's pairs.
         width = g + p + 1
-        v = cut(m, "counted", zeros=leading_zeros(v["total"]), total=v["total"], sticky=v["sticky"], **side)
+        joins = _lzc_depth(width) // 2
+        level = _lzc_join(_lzc_leaves(v["total"]), joins)
+        if self._stages.count["lzc_half"]:
+            cw = len(level[0][1])
+            u = cut(m, "lzc_half", lzc_zero=Cat(*(z for z, _ in level)), lzc_count=Cat(*(c for _, c in level)),
+                    total=v["total"], sticky=v["sticky"], **side)
+            level = [(u["lzc_zero"][i], u["lzc_count"][i * cw:(i + 1) * cw]) for i in range(len(level))]
+            v, side = {k: u[k] for k in ("total", "sticky")}, {k: u[k] for k in side}
+        zeros = _lzc_result(_lzc_join(level, _lzc_depth(width) - joins), width)
+        v = cut(m, "counted", zeros=zeros, total=v["total"], sticky=v["sticky"], **side)
 
         lo_e, hi_e = -f.bias - g - p, f.exp_max_field - f.bias + width - g - p
         exp = Signal(signed(signed_width(lo_e, hi_e)))
         m.d.comb += exp.eq(v["exp_l"] - f.bias + (width - g - p) - v["zeros"])
-        n = len(v["zeros"])
-        hi, lo = range(n - 1, n // 2 - 1, -1), range(n // 2 - 1, -1, -1)
-        sig, _ = _shift_steps(v["total"], v["zeros"], hi, left=True)
+        assert len(v["zeros"]) == _count_width(width)
+        hi, lo = _halves(len(v["zeros"]))
         side = {k: v[k] for k in side if k != "exp_l"}
-        v = cut(m, "norm_hi", sig=sig, zeros=v["zeros"], exp=exp, exact_zero=v["total"] == 0,
-                sticky=v["sticky"], **side)
-        sig, _ = _shift_steps(v["sig"], v["zeros"], lo, left=True)
-        v = cut(m, "normalised", sig=sig, **{k: x for k, x in v.items() if k not in ("sig", "zeros")})
+        sig, _, zeros, carry = self._steps(m, "norm", hi, v["total"], Const(0, 1), v["zeros"],
+                                           {"exp": exp, "exact_zero": v["total"] == 0, "sticky": v["sticky"],
+                                            **side}, left=True)
+        v = cut(m, "norm_hi", sig=sig, zeros=zeros, **carry)
+        sig, _, _, carry = self._steps(m, "norm", lo, v["sig"], Const(0, 1), v["zeros"],
+                                       {k: x for k, x in v.items() if k not in ("sig", "zeros")}, left=True)
+        v = cut(m, "normalised", sig=sig, **carry)
 
         m.submodules.rounder = rounder = Rounder(
             fmt=f, width=width, exp_width=len(exp), rounding=self.rounding,

@@ -68,7 +68,7 @@ class Board(wiring.Component):
     rows, cols : int
         The MXU's size, 1..16 each.
     mul_stages, add_stages : int
-        Register stages of each processing element (``MXU``): multiplier 0..9, adder 0..12.
+        Register stages of each processing element (``MXU``): multiplier 0..9, adder 0..21 (fp32).
     divisor : int
         Clock cycles per UART bit, 4..2**20 (``divisor_for(baud)``).
     """
@@ -213,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rows", type=int, default=2, help=f"MXU rows (K), 1..{MAX_SIZE} (default 2)")
     parser.add_argument("--cols", type=int, default=2, help=f"MXU columns (N), 1..{MAX_SIZE} (default 2)")
     parser.add_argument("--mul-stages", type=int, default=1, help="multiplier stages per PE, 0..9 (default 1)")
-    parser.add_argument("--add-stages", type=int, default=1, help="adder stages per PE, 0..12 (default 1)")
+    parser.add_argument("--add-stages", type=int, default=1, help="adder stages per PE, 0..21 (default 1)")
     parser.add_argument("--baud", type=int, default=115200,
                         help="UART rate; within 2 %% of 25 MHz / an integer >= 4 (default 115200)")
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")

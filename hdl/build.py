@@ -69,7 +69,7 @@ class Unit:
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
 _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
-                "max_stages: multiplier 9, adder 12, SR unit 4)")
+                "max_stages: multiplier 9, fp32 adder 21 (23 with sr), SR unit 4)")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
@@ -101,7 +101,7 @@ UNITS = {
         Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
         Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
         Param("mul_stages", "int", 0, "multiplier register stages 0..9 (default 0)"),
-        Param("add_stages", "int", 0, "adder register stages 0..12 (default 0)"),
+        Param("add_stages", "int", 0, "adder register stages 0..21 (default 0)"),
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
@@ -109,7 +109,7 @@ UNITS = {
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
         Param("cols", "int", 2, "MXU columns N, 1..16 (default 2)"),
         Param("mul_stages", "int", 1, "multiplier register stages 0..9 (default 1)"),
-        Param("add_stages", "int", 1, "adder register stages 0..12 (default 1)"),
+        Param("add_stages", "int", 1, "adder register stages 0..21 (default 1)"),
         Param("divisor", "int", 217, "clock cycles per UART bit, 4..1048576 (default 217: 115200 baud at 25 MHz)")),
         "the MXU behind a UART link (the board top; python -m hdl.board builds its bitstream)"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (

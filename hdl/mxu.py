@@ -64,7 +64,7 @@ class MXU(wiring.Component):
     acc_depth : int
         Output accumulator rows: 0 (none) or a power of two, 2..65536.
     mul_stages, add_stages : int
-        Register stages of every processing element's multiplier (0..9) and adder (0..12).
+        Register stages of every processing element's multiplier (0..9) and adder (0..21 in fp32).
     axi_stream : bool
         Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
         (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.

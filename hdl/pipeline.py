@@ -10,6 +10,10 @@ only help when the surrounding logic is combinational, so they are used last. Pa
 register per cut point, ``routes`` (cut points whose values travel to or from a hard block,
 such as a DSP multiplier) take a second register each, in order: in a large placed design
 the wire to a block that sits in a fixed row of the die then gets a cycle of its own.
+Past those, ``fine`` cut points (inside a shifter's log steps or a tree, where a slow
+fabric such as the iCE40's needs segments of one or two LUT levels) take a register each,
+placed by the same rule. Until then they are not there at all, so the deep pipelines
+leave every shallower depth's hardware as it was.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from .params import int_param
 __all__ = ["MAX_STAGES", "check_stages", "Delay", "Stages"]
 
 #: The largest ``stages`` any unit takes (each unit accepts up to its cut point count).
-MAX_STAGES = 16
+MAX_STAGES = 24
 
 
 def check_stages(stages) -> int:
@@ -53,26 +57,32 @@ class Delay:
 
 
 @lru_cache(maxsize=None)
-def _place(costs: tuple[float, ...], n: int) -> frozenset[int]:
-    """The ``n`` boundaries (1..len-1) splitting ``costs`` with the smallest largest group
-    sum, ties broken by the smallest sum of squares (balanced stages)."""
+def _place(costs: tuple[float, ...], n: int, forced: frozenset[int] = frozenset()) -> frozenset[int]:
+    """The ``n`` boundaries (1..len-1, ``forced`` among them) splitting ``costs`` with the
+    smallest largest group sum, ties broken by the smallest sum of squares (balanced stages)."""
     prefix = [0.0]
     for c in costs:
         prefix.append(prefix[-1] + c)
 
     def key(option):
         return round(option[0], 9), round(option[1], 9)
+
+    def allowed(i, j):          # a group may not run across a forced boundary
+        return not any(i < f < j for f in forced)
     # best[r][j]: (max, sum of squares, cuts) splitting costs[:j] with r cuts.
-    best = [{j: (prefix[j], prefix[j] ** 2, ()) for j in range(1, len(costs) + 1)}]
+    best = [{j: (prefix[j], prefix[j] ** 2, ()) for j in range(1, len(costs) + 1) if allowed(0, j)}]
     for r in range(1, n + 1):
         best.append({})
         for j in range(r + 1, len(costs) + 1):
             options = []
             for i in range(r, j):
+                if i not in best[r - 1] or not allowed(i, j):
+                    continue
                 worst, squares, cuts = best[r - 1][i]
                 seg = prefix[j] - prefix[i]
                 options.append((max(worst, seg), squares + seg * seg, cuts + (i,)))
-            best[r][j] = min(options, key=key)
+            if options:
+                best[r][j] = min(options, key=key)
     return frozenset(best[n][len(costs)][2])
 
 
@@ -88,24 +98,36 @@ class Stages:
         first is the inputs (no logic before it), the last the outputs.
     routes : tuple of str
         Interior cut points next to a hard block, which take a second register (in this
-        order) once every cut point has one.
+        order) once every other cut point has one.
+    fine : tuple of str
+        Interior cut points used only past that (one register each, placed by delay).
     """
 
-    def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = ()):
+    def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = (),
+                 fine: tuple[str, ...] = ()):
         check_stages(stages)
         self.names = [name for name, _ in cuts]
         self.delays = [delay for _, delay in cuts[1:]]
-        assert set(routes) <= set(self.names[1:-1]), routes
-        self.routes = tuple(routes)
+        assert set(routes) | set(fine) <= set(self.names[1:-1]) and not set(routes) & set(fine), (routes, fine)
+        self.routes, self.fine = tuple(routes), frozenset(fine)
         self.stages = int_param("stages", stages, 0, len(cuts) + len(routes))
-        interior = min(self.stages, len(cuts) - 2)
-        chosen = _place(tuple(d.cost for d in self.delays), interior)
-        self.count = {name: int(i in chosen) for i, name in enumerate(self.names)}
+        # The coarse cut points (indices), each with the delay since the previous one.
+        coarse = [i for i, name in enumerate(self.names) if name not in self.fine]
+        costs = tuple(sum(d.cost for d in self.delays[a:b]) for a, b in zip(coarse, coarse[1:]))
+        interior = min(self.stages, len(coarse) - 2)
+        self.count = dict.fromkeys(self.names, 0)
+        for t in _place(costs, interior):
+            self.count[self.names[coarse[t]]] = 1
         spare = self.stages - interior
         self.count[self.names[-1]] += spare >= 1
         self.count[self.names[0]] += spare >= 2
-        for name in self.routes[:max(0, self.stages - len(cuts))]:
+        for name in self.routes[:max(0, self.stages - len(coarse))]:
             self.count[name] += 1
+        extra = self.stages - len(coarse) - len(self.routes)
+        if extra > 0:
+            forced = frozenset(coarse[1:-1])
+            for i in _place(tuple(d.cost for d in self.delays), len(forced) + extra, forced) - forced:
+                self.count[self.names[i]] += 1
 
     @property
     def max_stages(self) -> int:
@@ -131,6 +153,9 @@ class Stages:
         17 times larger before synthesis merged the copies again)."""
         out = {}
         for key, value in values.items():
+            if name in self.fine and not self.count[name]:
+                out[key] = value            # not there (see the module's docstring)
+                continue
             shape = value.shape() if isinstance(value, (Value, data.View)) else Value.cast(value).shape()
             if not self.count[name] and not _named(value):
                 wire = Signal(shape, name=f"{name}_{key}")

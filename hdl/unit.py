@@ -15,12 +15,14 @@ class ArithmeticUnit(wiring.Component):
     """Operands and ``valid_in`` in; ``result``, ``flags``, ``valid_out`` out; ``stages``
     registers at the datapath's cut points (``cuts``: ``input`` first, then the unit's own,
     then the shared rounder's ``Rounder.cuts``, ending at ``output``; ``routes``: the cut
-    points next to a hard block, see ``pipeline.Stages``)."""
+    points next to a hard block; ``fine``: the cut points only the deepest pipelines use;
+    see ``pipeline.Stages``)."""
 
     def __init__(self, *, operands: dict[str, int], result_width: int, rand_bits: int | None,
-                 stages: int, cuts: list, routes: tuple[str, ...] = (), extra: dict | None = None):
+                 stages: int, cuts: list, routes: tuple[str, ...] = (), fine: tuple[str, ...] = (),
+                 extra: dict | None = None):
         self.rand_bits = rand_bits
-        self._stages = Stages(stages, cuts, routes)
+        self._stages = Stages(stages, cuts, routes, fine)
         members = {name: In(width) for name, width in operands.items()}
         members.update(valid_in=In(1), result=Out(result_width), flags=Out(5), valid_out=Out(1))
         members.update(extra or {})
@@ -33,7 +35,8 @@ class ArithmeticUnit(wiring.Component):
 
     @property
     def max_stages(self) -> int:
-        """The deepest pipeline: one register at every cut point, two at each route."""
+        """The deepest pipeline: one register at every cut point (fine ones included), two
+        at each route."""
         return self._stages.max_stages
 
     @property

@@ -34,11 +34,13 @@ STAGES = (0, 2)
 CONFIGS = [(unit, {**params, "stages": s}) for unit, group in
            (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)) for params in group for s in STAGES]
 CONFIGS += [("xorshift", params) for params in XORSHIFTS]
-#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 9, adder 12,
-#: SR unit 4) and past the interior ones into the input/output registers (Verilator only).
+#: Deeper pipelines, up to a register at every cut point (``max_stages``: multiplier 9, fp32
+#: adder 21 with RNE, 23 with SR, SR unit 4) and past the interior ones into the input/output
+#: registers (Verilator only).
 DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", stages=3)),
         ("mul", dict(out_fmt="bf16", rounding="sr", stages=4)),
         ("add", dict(rounding="rne", stages=11)), ("add", dict(rounding="sr", stages=5)),
+        ("add", dict(rounding="rne", stages=21)), ("add", dict(rounding="sr", stages=17)),
         ("add", dict(fmt="bf16", rounding="sr-half", stages=8)), ("add", dict(rounding="rne", stages=9)),
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
 

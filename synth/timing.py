@@ -44,7 +44,7 @@ PLAN = {
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
-              ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12))],
+              ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21))],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",

@@ -51,8 +51,8 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["mul", "--in-fmt", "fp64"], "in_fmt: unknown format 'fp64'"),
     (["mul", "--out-fmt", "e9m3"], "out_fmt: exp_bits must be in 2..8, not 9"),
-    (["add", "--stages", "99"], "stages must be in 0..16, not 99"),
-    (["add", "--stages", "-1"], "stages must be in 0..16, not -1"),
+    (["add", "--stages", "99"], "stages must be in 0..24, not 99"),
+    (["add", "--stages", "-1"], "stages must be in 0..24, not -1"),
     (["mul", "--sr-bits", "4"], "sr_bits=4 needs stochastic rounding"),
     (["rounder", "--sr-bits", "40"], "sr_bits must be in 1..32, not 40"),
     (["xorshift", "--lanes", "0"], "lanes must be in 1..1024, not 0"),
@@ -66,7 +66,7 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mxu", "--sr-bits", "8"], "sr_bits=8 needs a stochastic out_rounding"),
     (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
     (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
-    (["mxu", "--add-stages", "17"], "add_stages must be in 0..12, not 17"),
+    (["mxu", "--add-stages", "22"], "add_stages must be in 0..21, not 22"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     proc = _cli(*args, cwd=tmp_path)
@@ -81,7 +81,7 @@ def test_mxu_options_shape_the_ports(tmp_path):
                 "--acc-depth", "8", "--add-stages", "1", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "mxu_2x3_bf16_fp32_m0a1_cvt_osrhalf1_acc8.json").read_text())
-    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 + 1 and manifest["rand_bits"] == 1
+    assert manifest["latency"] == 2 * 2 + 0 + 3 - 1 + 2 and manifest["rand_bits"] == 1
     ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
     assert ports["w__payload"] == ("input", 3 * 32)                  # fp32 in, converted on entry
     assert ports["x__payload"] == ("input", 2 * 32 + 1 + 3 + 1 + 1)  # data, swap, addr, first, last

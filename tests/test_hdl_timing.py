@@ -71,6 +71,36 @@ def test_multiplier_route_registers_come_after_one_per_cut_point():
         FPMultiplier(stages=10)
 
 
+def test_adder_fine_cut_points_come_after_every_coarse_one():
+    """Up to 12 stages the adder places its registers as if the fine cut points (operand
+    classes, inside the shifters and the leading-zero tree) were not there; past that they
+    take one register each, by delay; 22 is refused."""
+    from hdl.pipeline import Delay, Stages
+
+    probe = FPAdder(stages=0)
+    timing.unused(probe)
+    cuts = list(zip(probe._stages.names, [Delay(), *probe._stages.delays]))
+    fine = probe._stages.fine
+    coarse, run = [], Delay()
+    for name, delay in cuts:              # the same datapath without the fine cut points
+        run = run + delay
+        if name not in fine:
+            coarse.append((name, run))
+            run = Delay()
+    for n in range(13):
+        adder = FPAdder(stages=n)
+        timing.unused(adder)
+        registers = {k: c for k, c in adder.cut_registers.items() if c}
+        assert registers == {k: c for k, c in Stages(n, coarse).count.items() if c}, n
+    for n in range(13, 22):
+        adder = FPAdder(stages=n)
+        timing.unused(adder)
+        assert all(adder.cut_registers[name] == 1 for name, _ in coarse)
+        assert sum(adder.cut_registers[name] for name in fine) == n - 12
+    with pytest.raises(ValueError, match="stages must be in 0..21, not 22"):
+        FPAdder(stages=22)
+
+
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "hdl.build", *args], cwd=cwd, capture_output=True, text=True)
 
