@@ -26,15 +26,19 @@ def leading_zeros(value) -> Value:
     return _lzc_result(_lzc_join(_lzc_leaves(value), _lzc_depth(len(value))), len(value))
 
 
+def _lzc_size(w: int) -> int:
+    """The count tree's width: ``w`` bits rounded up to a power of two (at least 2)."""
+    return 1 << max(1, (w - 1).bit_length())
+
+
 def _lzc_depth(w: int) -> int:
-    """Joins from the leaves to the root of the count tree of ``w`` bits."""
-    return max(1, (w - 1).bit_length()) - 1
+    """Joins from the leaves (bit pairs) to the root of the count tree of ``w`` bits."""
+    return _lzc_size(w).bit_length() - 2
 
 
 def _lzc_leaves(value) -> list:
     """The tree's leaves: (all zero, count) of each bit pair, the value padded to a power of two."""
-    w = len(value)
-    size = 1 << max(1, (w - 1).bit_length())
+    w, size = len(value), _lzc_size(len(value))
     # Padding below with 1 then 0s keeps the count at w for value 0 without a final mux.
     bits = Cat(Const(1 << (size - w - 1), size - w), value) if size > w else value
     return [(~(bits[i + 1] | bits[i]), ~bits[i + 1]) for i in range(0, size, 2)]
@@ -51,12 +55,12 @@ def _lzc_join(level: list, times: int) -> list:
 def _lzc_result(level: list, w: int) -> Value:
     """The count at the tree's root (``w`` for an all-zero value)."""
     (zero, count), = level
-    return count if 1 << max(1, (w - 1).bit_length()) > w else Mux(zero, w, count)
+    return count if _lzc_size(w) > w else Mux(zero, w, count)
 
 
 def _count_width(w: int) -> int:
     """Width of ``leading_zeros`` of ``w`` bits."""
-    size = 1 << max(1, (w - 1).bit_length())
+    size = _lzc_size(w)
     return size.bit_length() - 1 if size > w else w.bit_length()
 
 
