@@ -7,7 +7,7 @@ from amaranth.lib import data
 
 from golden.formats import FloatFormat
 
-__all__ = ["FloatLayout", "FloatView"]
+__all__ = ["FloatLayout", "FloatView", "significand"]
 
 
 class FloatLayout(data.StructLayout):
@@ -69,4 +69,10 @@ class FloatView(data.View):
     @property
     def significand(self) -> Value:
         """Mantissa with the hidden bit (``precision`` bits; meaningful for normal values)."""
-        return self.mantissa | Const(1 << self.fmt.man_bits, self.fmt.precision)
+        return significand(self.fmt, self.mantissa)
+
+
+def significand(fmt: FloatFormat, mantissa) -> Value:
+    """``mantissa`` with ``fmt``'s hidden bit, a constant: after a register, not through one
+    (identical constant registers merge into one flip-flop with a fanout across the array)."""
+    return mantissa | Const(1 << fmt.man_bits, fmt.precision)
