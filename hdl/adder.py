@@ -120,38 +120,34 @@ class FPAdder(ArithmeticUnit):
         self.fmt = format_param("fmt", fmt)
         self.rounding = rounding_param(rounding)
         rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
+        cuts, fine = self._cuts(rand_bits)
         super().__init__(operands={"a": self.fmt.width, "b": self.fmt.width}, result_width=self.fmt.width,
-                         rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
-                         fine=self._fine(rand_bits), extra={"rand": In(rand_bits)} if rand_bits is not None else None)
+                         rand_bits=rand_bits, stages=stages, cuts=cuts, fine=fine,
+                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
 
     def _cuts(self, rand_bits):
+        """The cut points with their delays, and the names of the fine ones (inside the
+        classification, the shifters and the leading-zero tree)."""
         f, p = self.fmt, self.fmt.precision
         g = (rand_bits or 1) + 2
         width = g + p + 1
-        a_hi, a_lo = _halves((g + p).bit_length())
-        n_hi, n_lo = _halves(_count_width(width))
+        a_hi, a_lo = (_fine_names("align", half) for half in _halves((g + p).bit_length()))
+        n_hi, n_lo = (_fine_names("norm", half) for half in _halves(_count_width(width)))
         lzc, joins = (width - 1).bit_length(), _lzc_depth(width) // 2
-        return [("input", Delay()),
+        cuts = [("input", Delay()),
                 ("classified", Delay(0.5)),                 # operand classes
                 ("compared", Delay(0.5, f.width - 1)),      # magnitude compare, both exponent differences
                 ("ordered", Delay(2)),                      # swap multiplexers (fanout of the compare)
                 ("clamped", Delay(1, f.exp_bits)),          # shift clamp
-                *zip(_fine_names("align", a_hi) + ["align_hi"], _split(Delay(2), len(a_hi))),  # upper steps + sticky
-                *zip(_fine_names("align", a_lo) + ["aligned"], _split(Delay(3), len(a_lo))),   # lower steps + sticky
+                *zip(a_hi + ["align_hi"], _split(Delay(2), len(a_hi) + 1)),    # upper steps + sticky
+                *zip(a_lo + ["aligned"], _split(Delay(3), len(a_lo) + 1)),     # lower steps + sticky
                 ("sum", Delay(1, width)),                   # significand add / subtract
                 ("lzc_half", Delay(1 + joins)),             # leading-zero tree: leaves, first joins
                 ("counted", Delay(lzc - 1 - joins)),        # ... the other joins
-                *zip(_fine_names("norm", n_hi) + ["norm_hi"], _split(Delay(2, f.exp_bits + 2), len(n_hi))),
-                *zip(_fine_names("norm", n_lo) + ["normalised"], _split(Delay(3), len(n_lo))),
+                *zip(n_hi + ["norm_hi"], _split(Delay(2, f.exp_bits + 2), len(n_hi) + 1)),
+                *zip(n_lo + ["normalised"], _split(Delay(3), len(n_lo) + 1)),
                 *Rounder.cuts(f, width, f.exp_bits + 3, self.rounding, rand_bits)]
-
-    def _fine(self, rand_bits) -> tuple[str, ...]:
-        """The cut points inside the shifters and the leading-zero tree (``Stages``' fine ones)."""
-        g, p = (rand_bits or 1) + 2, self.fmt.precision
-        a_hi, a_lo = _halves((g + p).bit_length())
-        n_hi, n_lo = _halves(_count_width(g + p + 1))
-        return ("classified", "clamped", *_fine_names("align", a_hi), *_fine_names("align", a_lo), "lzc_half",
-                *_fine_names("norm", n_hi), *_fine_names("norm", n_lo))
+        return cuts, ("classified", "clamped", *a_hi, *a_lo, "lzc_half", *n_hi, *n_lo)
 
     @property
     def guard_bits(self) -> int:
