@@ -6,6 +6,8 @@ register, every output registered), one run at a time, caching each result under
 ``build/results/mxu-pnr/`` as it comes and rewriting ``docs/mxu-pnr.csv`` after each. A run
 that does not fit the part is recorded with nextpnr's utilisation message. Peak GMAC/s is
 ``rows * cols * Fmax`` (one multiply-accumulate per PE per cycle: the array never stalls).
+On ECP5 each PE's multiplier is pinned to a DSP site by ``synth.floorplan`` (``--floorplan
+dsp``, the default there; ``none`` leaves the sites to nextpnr).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from pathlib import Path
 from golden.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl.build import UNITS
 
+from .floorplan import mxu_plan, yosys_script
 from .pnr import TARGET_MHZ
 from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "latency", "fits", "fmax_mhz", "gmac_s",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "latency", "fits", "fmax_mhz", "gmac_s",
            "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
            "path_route_ns", "seconds", "seed", "tools", "note"]
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
@@ -40,29 +43,33 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz: float) -> dict:
+def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz: float,
+        floorplan: str = "none") -> dict:
     """One place and route of the MXU ``size`` on ``arch``'s board with its clock constrained
-    to ``clock_mhz`` (cached by design, constraint, source and tool versions)."""
+    to ``clock_mhz`` and its multipliers pinned by ``floorplan`` (``dsp`` or ``none``; cached
+    by design, constraint, floorplan, source and tool versions)."""
     from .pnr import SEED, place_and_route
 
     rows, cols, mul_stages, add_stages = size
     unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
     # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
     # of synth.timing do not depend on it).
-    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz]) + "".join((ROOT / p).read_text()
-                                                                 for p in [*HARDWARE, "hdl/mxu.py"])
+    script = yosys_script(mxu_plan(rows, cols)) if floorplan == "dsp" else ""
+    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz] + ([script] if script else [])) + "".join(
+        (ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}"
+    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "")
     path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
     if path.exists():
         return json.loads(path.read_text())
     work = cache / "work" / name
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
-              "clock_mhz": clock_mhz, "latency": unit.latency, "seed": SEED, "tools": tools()}
+              "clock_mhz": clock_mhz, "floorplan": floorplan, "latency": unit.latency, "seed": SEED, "tools": tools()}
     try:
         with _locked(lock):
-            figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz)
+            figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
+                                      script_after_synth=script)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -89,8 +96,10 @@ def cached(cache: Path) -> list[dict]:
     newest = {}
     for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
         r = json.loads(p.read_text())
-        r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the option
-        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"])] = r
+        r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the options
+        r.setdefault("floorplan", "none")
+        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"],
+                r["floorplan"])] = r
     return [newest[k] for k in sorted(newest)]
 
 
@@ -114,21 +123,32 @@ def main(argv=None) -> int:
     parser.add_argument("--clock-mhz", type=float, default=None,
                         help="clock constraint for nextpnr's timing-driven placement, 10..500 "
                              "(default 300 on ecp5, 100 on ice40: above every design)")
+    parser.add_argument("--floorplan", choices=("dsp", "none"), default=None,
+                        help="dsp: pin each PE's multiplier to a DSP site in array order (ecp5 "
+                             "only, its default); none: nextpnr picks the sites (ice40's default)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     args = parser.parse_args(argv)
     if args.clock_mhz is not None and not 10 <= args.clock_mhz <= 500:
         parser.error(f"--clock-mhz must be in 10..500, not {args.clock_mhz:g}")
     clock_mhz = args.clock_mhz or TARGET_MHZ[args.arch]
+    floorplan = args.floorplan or ("dsp" if args.arch == "ecp5" else "none")
+    if floorplan == "dsp" and args.arch != "ecp5":
+        parser.error("--floorplan dsp is for --arch ecp5 (the LFE5U-85F's DSP sites)")
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     for rows, cols, m, a in sizes:
         UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
+        if floorplan == "dsp":
+            try:
+                mxu_plan(rows, cols)
+            except ValueError as error:
+                parser.error(f"--sizes {rows}x{cols}: {error} (--floorplan none leaves the sites to nextpnr)")
     check_output(args.csv, "--csv")
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes), "place and route", "design") as bar:
         for size in sizes:
-            r = run(args.arch, size, args.cache, args.lock, clock_mhz)
+            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan)
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} "
-                      f"(clock {clock_mhz:g} MHz): "
+                      f"(clock {clock_mhz:g} MHz, floorplan {floorplan}): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)

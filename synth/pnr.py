@@ -26,8 +26,8 @@ from amaranth.build import Clock
 from amaranth.hdl import Module, Signal, Value
 from amaranth.lib import wiring
 
-__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "tool_env", "place_and_route",
-           "parse_report", "parse_details"]
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "tool_env", "check_synthesis_log",
+           "place_and_route", "parse_report", "parse_details"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
 BOARDS = {
@@ -136,16 +136,28 @@ def tool_env() -> dict:
     return {**os.environ, **{tool.upper().replace("-", "_"): str(bin_dir / f"yowasp-{tool}") for tool in _TOOLS}}
 
 
+def check_synthesis_log(log: str) -> None:
+    """A ``RuntimeError`` if Yosys's log shows a net it gave two drivers and resolved by
+    keeping one: the netlist then differs from the design (seen with iCE40 DSP register
+    packing of reset-less registers after a multiply)."""
+    conflicts = [line.strip() for line in log.splitlines() if "Driver-driver conflict" in line]
+    if conflicts:
+        raise RuntimeError(f"Yosys mis-mapped the design ({len(conflicts)} driver conflicts): {conflicts[0]}")
+
+
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
-                    clock_mhz: float | None = None) -> dict:
+                    clock_mhz: float | None = None, script_after_synth: str = "") -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
     (``-dsp`` maps iCE40 multiplies onto SB_MAC16); ``clock_mhz``: the clock constraint
-    nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``)."""
+    nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``);
+    ``script_after_synth``: Yosys commands run on the mapped netlist (``synth.floorplan``)."""
     platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False,
-                          nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts)
+                          nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts,
+                          script_after_synth=script_after_synth)
     plan.execute_local(str(build_dir), env=tool_env())
+    check_synthesis_log((build_dir / "top.rpt").read_text())
     log = (build_dir / "top.tim").read_text()
     return {**parse_report(log, arch), **(parse_details(log) if details else {})}

@@ -103,3 +103,38 @@ def test_mxu_pnr_sizes_are_checked():
     assert parse_size("8x8:m6a9") == (8, 8, 6, 9)
     with pytest.raises(ValueError, match="use RxC:mMaA"):
         parse_size("8by8")
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (2, 2), (4, 4), (8, 8), (8, 9), (9, 9), (3, 52), (12, 13)])
+def test_mxu_floorplan_keeps_array_neighbours_near(rows, cols):
+    from synth.floorplan import DSP_ROWS, SITES, mxu_plan, yosys_script
+
+    plan = mxu_plan(rows, cols)
+    assert sorted(plan) == [(k, j) for k in range(rows) for j in range(cols)]
+    assert len(set(plan.values())) == rows * cols                  # one site each
+    sites = {f"X{c}/Y{y}/{bel}" for y in DSP_ROWS for c, bel in SITES}
+    assert set(plan.values()) <= sites
+
+    def where(k, j):
+        x, y, _ = plan[(k, j)].split("/")
+        return int(x[1:]), int(y[1:])
+    for (k, j) in plan:
+        x, y = where(k, j)
+        if k + 1 < rows:        # the partial sum goes down: the same die row, or the same place below
+            below = where(k + 1, j)
+            assert below[1] > y and abs(below[0] - x) <= 24 or below[1] == y and 0 < below[0] - x <= 8
+        if j + 1 < cols:        # the activation goes right, a band's rows of sites further
+            right = where(k, j + 1)
+            assert right[1] == y and 0 < right[0] - x <= 24
+    script = yosys_script(plan)
+    assert script.count("setattr -set BEL") == rows * cols and "n:unit.pe_0_0.*" in script
+
+
+def test_a_netlist_yosys_mis_mapped_is_refused():
+    from synth.pnr import check_synthesis_log
+
+    check_synthesis_log("2.29. Executing ICE40_DSP pass (map multipliers).\n")
+    line = ("Warning: Driver-driver conflict for \\unit.mul.product_product_r1 [14] between cell "
+            "$flatten\\unit.\\mul.$144.O and constant 1'0 in top: Resolved using constant.")
+    with pytest.raises(RuntimeError, match="mis-mapped the design \\(1 driver conflicts\\)"):
+        check_synthesis_log("ok\n" + line + "\n")
