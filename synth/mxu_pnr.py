@@ -3,7 +3,9 @@
 ``python -m synth.mxu_pnr --arch ecp5 --sizes 2x2:m6a9,8x8:m6a9`` places and routes each
 array inside ``synth/pnr.py``'s ``FmaxHarness`` (every stream signal from the input shift
 register, every output registered), one run at a time, caching each result under
-``build/results/mxu-pnr/`` as it comes and rewriting ``docs/mxu-pnr.csv`` after each. A run
+``build/results/mxu-pnr/`` as it comes and rewriting ``docs/mxu-pnr.csv`` after each. The
+harness scrambles its inputs (``FmaxHarness(scramble=True)``; the CSV's ``harness`` column:
+``shift`` for the runs made before) so that the array's delay registers stay its own. A run
 that does not fit the part is recorded with nextpnr's utilisation message. Peak GMAC/s is
 ``rows * cols * Fmax`` (one multiply-accumulate per PE per cycle: the array never stalls).
 On ECP5 each PE's multiplier is pinned to a DSP site by ``synth.floorplan`` (``--floorplan
@@ -29,7 +31,7 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "latency", "fits", "fmax_mhz", "gmac_s",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "latency", "fits", "fmax_mhz", "gmac_s",
            "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
            "path_route_ns", "seconds", "seed", "tools", "note"]
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
@@ -65,11 +67,11 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
     work = cache / "work" / name
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
-              "clock_mhz": clock_mhz, "floorplan": floorplan, "latency": unit.latency, "seed": SEED, "tools": tools()}
+              "clock_mhz": clock_mhz, "floorplan": floorplan, "harness": "scrambled", "latency": unit.latency, "seed": SEED, "tools": tools()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
-                                      script_after_synth=script)
+                                      script_after_synth=script, scramble=True)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -82,7 +84,7 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
         result.update(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
                       lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
                       lut_total=figures[f"{arch}_pnr_total"],
-                      ff=max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit)) if arch == "ecp5" else None,
+                      ff=max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True)) if arch == "ecp5" else None,
                       dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
                       **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
                       seconds=round(time.perf_counter() - start, 1))
@@ -98,8 +100,9 @@ def cached(cache: Path) -> list[dict]:
         r = json.loads(p.read_text())
         r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the options
         r.setdefault("floorplan", "none")
+        r.setdefault("harness", "shift")        # inputs straight from the shift register
         newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"],
-                r["floorplan"])] = r
+                r["floorplan"], r["harness"])] = r
     return [newest[k] for k in sorted(newest)]
 
 

@@ -43,10 +43,18 @@ _TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
 
 
 class FmaxHarness(wiring.Component):
-    """Registers around ``unit`` (a component; stream ports are flattened), one pin each way."""
+    """Registers around ``unit`` (a component; stream ports are flattened), one pin each way.
 
-    def __init__(self, unit):
+    ``scramble``: each input bit comes from a register of the XOR of two neighbouring chain
+    bits instead of from the chain itself. A delay line in the design (an MXU's activations
+    passing from PE to PE, its skew registers) fed straight from the shift register equals
+    the shift register's own later bits, and Yosys merges the two: one flip-flop then feeds
+    the multipliers of a whole row of PEs (the 8x8 array's critical path). Real inputs are
+    not a shift register, so the array runs use it."""
+
+    def __init__(self, unit, *, scramble: bool = False):
         self.unit = unit
+        self.scramble = scramble
         super().__init__({})
 
     def elaborate(self, platform):
@@ -61,9 +69,13 @@ class FmaxHarness(wiring.Component):
         width = sum(len(port) for port in inputs)
         chain = Signal(width)
         m.d.sync += chain.eq((chain << 1)[:width] | din)
+        source = chain
+        if self.scramble and width > 1:
+            source = Signal(width, name="scrambled")
+            m.d.sync += source.eq(chain ^ chain.rotate_right(1))
         at = 0
         for port in inputs:
-            m.d.comb += port.eq(chain[at:at + len(port)])
+            m.d.comb += port.eq(source[at:at + len(port)])
             at += len(port)
         bits = []
         for name, port in outputs:
@@ -146,15 +158,16 @@ def check_synthesis_log(log: str) -> None:
 
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
-                    clock_mhz: float | None = None, script_after_synth: str = "") -> dict:
+                    clock_mhz: float | None = None, script_after_synth: str = "", scramble: bool = False) -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
     (``-dsp`` maps iCE40 multiplies onto SB_MAC16); ``clock_mhz``: the clock constraint
     nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``);
-    ``script_after_synth``: Yosys commands run on the mapped netlist (``synth.floorplan``)."""
+    ``script_after_synth``: Yosys commands run on the mapped netlist (``synth.floorplan``);
+    ``scramble``: ``FmaxHarness``'s option."""
     platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
-    plan = platform.build(FmaxHarness(unit), name="top", build_dir=str(build_dir), do_build=False,
+    plan = platform.build(FmaxHarness(unit, scramble=scramble), name="top", build_dir=str(build_dir), do_build=False,
                           nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts,
                           script_after_synth=script_after_synth)
     plan.execute_local(str(build_dir), env=tool_env())

@@ -76,9 +76,9 @@ def component(kind: str, stages):
     return built, module_name(BUILD[unit], built)
 
 
-def harness_ffs(unit) -> int:
-    """Flip-flops ``pnr.FmaxHarness`` adds around ``unit`` (input chain, output registers,
-    XOR tree, reset synchroniser), subtracted from the placed total."""
+def harness_ffs(unit, scramble: bool = False) -> int:
+    """Flip-flops ``pnr.FmaxHarness`` adds around ``unit`` (input chain, scrambled inputs,
+    output registers, XOR tree, reset synchroniser), subtracted from the placed total."""
     from amaranth.hdl import Value
     from amaranth.lib import wiring
     ports = [(m.flow, len(Value.cast(v))) for _, m, v in unit.signature.flatten(unit)]
@@ -88,7 +88,7 @@ def harness_ffs(unit) -> int:
     while bits > 1:
         bits = -(-bits // 4)
         tree += bits
-    return ins + outs + tree + 2            # + the platform's 2-FF reset synchroniser
+    return ins * (1 + scramble) + outs + tree + 2            # + the platform's 2-FF reset synchroniser
 
 
 @contextmanager

