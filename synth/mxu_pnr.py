@@ -32,9 +32,9 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "keep", "latency", "fits", "fmax_mhz", "gmac_s",
-           "lut", "lut_total", "util_pct", "ff", "dsp", "path_from", "path_to", "path_logic_ns",
-           "path_route_ns", "seconds", "seed", "tools", "note"]
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "keep",
+           "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
+           "path_to", "path_logic_ns", "path_route_ns", "seconds", "seed", "tools", "note"]
 #: Yosys command (before synthesis) marking the flip-flops of the weight path (``wload*``: a
 #: ``w`` row travelling down each column, docs/mxu.md) ``keep``. Every column's copy of a
 #: row's write enable, tile row and buffer holds the same value, and Yosys merges identical
@@ -64,8 +64,8 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
     # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
     # of synth.timing do not depend on it).
     script = yosys_script(mxu_plan(rows, cols)) if floorplan == "dsp" else ""
-    key_text = json.dumps([arch, size, SEED, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])) + "".join(
-        (ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
+    settings = [arch, size, SEED, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])
+    key_text = json.dumps(settings) + "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
     name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "") + "_k"
     path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
@@ -93,7 +93,8 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
         result.update(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
                       lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
                       lut_total=figures[f"{arch}_pnr_total"],
-                      ff=max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True)) if arch == "ecp5" else None,
+                      ff=(max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True))
+                          if arch == "ecp5" else None),
                       dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
                       **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
                       seconds=round(time.perf_counter() - start, 1))
