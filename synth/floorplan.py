@@ -28,7 +28,8 @@ _BAND_PES = 24
 
 def mxu_plan(rows: int, cols: int) -> dict[tuple[int, int], str]:
     """PE ``(k, j)`` -> nextpnr BEL name (``X<col>/Y<row>/MULT18_<i>``) for a ``rows`` x
-    ``cols`` array; a ``ValueError`` when it has more PEs than the part has sites."""
+    ``cols`` array; a ``ValueError`` when it has more PEs than the part has sites, or more in
+    a band than one DSP row has."""
     if rows * cols > len(DSP_ROWS) * len(SITES):
         raise ValueError(f"a {rows}x{cols} MXU needs {rows * cols} DSP sites; the LFE5U-85F has "
                          f"{len(DSP_ROWS) * len(SITES)}")
@@ -42,8 +43,7 @@ def mxu_plan(rows: int, cols: int) -> dict[tuple[int, int], str]:
     plan, first = {}, 0
     for size, y in zip(sizes, die_rows):
         n = size * cols
-        step = len(SITES) // n if n else 1
-        step = min(step, 2)                  # every other site at most: a PE fills ~5 columns
+        step = min(len(SITES) // n, 2)       # every other site at most: a PE fills ~5 columns
         start = (len(SITES) - step * (n - 1)) // 2
         for k in range(first, first + size):
             for j in range(cols):

@@ -88,7 +88,8 @@ def harness_ffs(unit, scramble: bool = False) -> int:
     while bits > 1:
         bits = -(-bits // 4)
         tree += bits
-    return ins * (1 + scramble) + outs + tree + 2            # + the platform's 2-FF reset synchroniser
+    scrambled = ins if scramble and ins > 1 else 0     # FmaxHarness scrambles two or more bits
+    return ins + scrambled + outs + tree + 2            # + the platform's 2-FF reset synchroniser
 
 
 @contextmanager
