@@ -140,8 +140,8 @@ class MXU(wiring.Component):
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * (add_stages + 1) +
-        mul_stages + cols - 1``."""
-        return self.rows * self.psum_latency + self.mul_stages + self.cols - 1
+        mul_stages + cols`` (the entry register, skew, processing elements, de-skew)."""
+        return self.rows * self.psum_latency + self.mul_stages + self.cols
 
     @property
     def latency(self) -> int:
@@ -163,7 +163,8 @@ class MXU(wiring.Component):
     @property
     def drain_cycles(self) -> int:
         """Cycles after a swap row is accepted during which rows before it may still read
-        the old tile: ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + cols - 1``)."""
+        the old tile (the last, row ``rows - 1`` of column ``cols - 1``, in the last of them):
+        ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + cols - 1``)."""
         return (self.rows - 1) * self.psum_latency + self.cols - 1
 
     def _converted(self, m, values, name):
@@ -209,7 +210,6 @@ class MXU(wiring.Component):
         # Weights: rows go into the shadow buffer; a swap row makes it active.
         active = Signal()            # the buffer new rows multiply with
         shadow_full = Signal()       # `rows` rows accepted: w waits for a swap
-        shadow_landed = Signal()     # ... and the last of them written into the array
         started = Signal()           # a tile has been swapped in since reset
         load_row = Signal(range(k_rows))
         drain = Signal(range(self.drain_cycles + 1))
@@ -217,7 +217,7 @@ class MXU(wiring.Component):
         w_take = Signal()
         m.d.comb += [
             swap.eq(x_in.payload.swap | ~started),
-            x_in.ready.eq((free != 0) & (shadow_landed | ~swap)),
+            x_in.ready.eq((free != 0) & (shadow_full | ~swap)),
             w_in.ready.eq(~shadow_full & (drain == 0)),
             w_take.eq(w_in.valid & w_in.ready),
         ]
@@ -228,21 +228,24 @@ class MXU(wiring.Component):
                 m.d.sync += [load_row.eq(0), shadow_full.eq(1)]
             with m.Else():
                 m.d.sync += load_row.eq(load_row + 1)
-        m.d.sync += shadow_landed.eq(shadow_full)
         with m.If(take & swap):
-            m.d.sync += [active.eq(~active), shadow_full.eq(0), shadow_landed.eq(0), started.eq(1),
+            m.d.sync += [active.eq(~active), shadow_full.eq(0), started.eq(1),
                          drain.eq(self.drain_cycles)]
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
 
         # The array: advances every cycle.
+        x_sel = Signal()      # the buffer the accepted row multiplies with
+        m.d.comb += x_sel.eq(active ^ swap)
         pes = [[ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
                                   add_stages=self.add_stages) for _ in range(n_cols)] for _ in range(k_rows)]
         for k in range(k_rows):
-            # Skew: row k's activation waits k * lp cycles, with its buffer tag.
-            x, sel = x_row[k], active ^ swap
-            for d in range(k * lp):
+            # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
+            # The entry register (row 0 too) lets the array start from flip-flops rather than
+            # from the controller's swap logic (the 8x8's critical path without it).
+            x, sel = x_row[k], x_sel
+            for d in range(1 + k * lp):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
@@ -314,9 +317,9 @@ class MXU(wiring.Component):
         A ``w`` row accepted in cycle ``T`` is at row ``k`` in cycle ``T + 1 + k`` and lands
         at its end, so every PE's write enable comes from a register beside it, not from one
         net that reaches every weight register from the controller (that net set the clock
-        of large arrays). A swap row is accepted from the second cycle after the tile's last
-        ``w`` row on (``shadow_landed``) and reaches row ``k`` ``k * (add_stages + 1) >= k``
-        cycles later, when that row's write has landed.
+        of large arrays). A swap row is accepted from the cycle after the tile's last ``w``
+        row on (``shadow_full``) and reaches row ``k`` through the entry register
+        ``1 + k * (add_stages + 1) >= 1 + k`` cycles later, when that row's write has landed.
         """
         layout = data.StructLayout({"we": 1, "buf": 1, "row": unsigned(max(self.rows - 1, 0).bit_length()),
                                     "data": self.in_fmt.width})

@@ -47,8 +47,8 @@ def test_wrong_swap_position_is_caught(model):
 
 def test_late_swap_in_the_netlist_is_caught():
     def late(text):                      # a swap row computes with the tile it replaces
-        assert text.count("assign sel_in = active ^ swap;") == 1
-        return text.replace("assign sel_in = active ^ swap;", "assign sel_in = active;")
+        assert text.count("assign x_sel = active ^ swap;") == 1
+        return text.replace("assign x_sel = active ^ swap;", "assign x_sel = active;")
 
     report = check(MxuModel(PARAMS, verilog=late), 500, seed=8, **HANDSHAKES)
     assert report["mismatches"] > 10

@@ -78,6 +78,6 @@ def test_mxu_options_are_checked_and_described():
     with pytest.raises(TypeError, match="axi_stream must be True or False, not 1"):
         MXU(rows=2, cols=2, axi_stream=1)
     mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
-    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (26, 24, 32, 21)
+    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (27, 25, 32, 21)
     assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
