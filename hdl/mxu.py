@@ -214,23 +214,29 @@ class MXU(wiring.Component):
         load_row = Signal(range(k_rows))
         drain = Signal(range(self.drain_cycles + 1))
         swap = Signal()
+        swapping = Signal()          # a swap row is accepted
         w_take = Signal()
+        # w.ready is a register, loaded with what the drain count and the shadow state will
+        # be: the controller's accept logic starts at a flip-flop rather than at the drain
+        # count's compare (a placed 8x8 array's critical path).
+        w_open = Signal(init=1)
+        drain_next, full_next = Signal.like(drain), Signal()
         m.d.comb += [
             swap.eq(x_in.payload.swap | ~started),
             x_in.ready.eq((free != 0) & (shadow_full | ~swap)),
-            w_in.ready.eq(~shadow_full & (drain == 0)),
-            w_take.eq(w_in.valid & w_in.ready),
+            swapping.eq(take & swap),
+            w_in.ready.eq(w_open),
+            w_take.eq(w_in.valid & w_open),
+            drain_next.eq(Mux(swapping, self.drain_cycles, Mux(drain != 0, drain - 1, 0))),
+            full_next.eq(~swapping & (shadow_full | (w_take & (load_row == k_rows - 1)))),
         ]
-        with m.If(drain != 0):
-            m.d.sync += drain.eq(drain - 1)
+        # drain_next == 0, without the swap's multiplexer in the way:
+        drained = ~swapping & (drain <= 1) if self.drain_cycles else 1
+        m.d.sync += [drain.eq(drain_next), shadow_full.eq(full_next), w_open.eq(~full_next & drained)]
         with m.If(w_take):
-            with m.If(load_row == k_rows - 1):
-                m.d.sync += [load_row.eq(0), shadow_full.eq(1)]
-            with m.Else():
-                m.d.sync += load_row.eq(load_row + 1)
-        with m.If(take & swap):
-            m.d.sync += [active.eq(~active), shadow_full.eq(0), started.eq(1),
-                         drain.eq(self.drain_cycles)]
+            m.d.sync += load_row.eq(Mux(load_row == k_rows - 1, 0, load_row + 1))
+        with m.If(swapping):
+            m.d.sync += [active.eq(~active), started.eq(1)]
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
