@@ -304,15 +304,16 @@ class MXU(wiring.Component):
         m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
         # y leaves from a register, not from the FIFO's memory: on large arrays that is
         # block RAM, whose read data arrives ~6 ns after the clock on ECP5 (the 4x4's
-        # critical path, docs/timing.md). The register holds a row the credits count.
-        load = Signal()
+        # critical path, docs/timing.md). The register holds a row the credits count. It
+        # advances whenever it is empty or read, taking the FIFO's head or emptying: its
+        # enable, a net to every payload bit, does not wait for the FIFO's level (a placed
+        # 8x8's critical path ran through it).
+        advance = Signal()
         y_valid, y_data = Signal(), Signal(len(out_fifo.r_data))
-        m.d.comb += [load.eq(out_fifo.r_rdy & (~y_valid | y_out.ready)), out_fifo.r_en.eq(load),
+        m.d.comb += [advance.eq(~y_valid | y_out.ready), out_fifo.r_en.eq(out_fifo.r_rdy & advance),
                      y_out.valid.eq(y_valid), y_out.payload.eq(y_data)]
-        with m.If(load):
-            m.d.sync += [y_valid.eq(1), y_data.eq(out_fifo.r_data)]
-        with m.Elif(y_out.ready):
-            m.d.sync += y_valid.eq(0)
+        with m.If(advance):
+            m.d.sync += [y_valid.eq(out_fifo.r_rdy), y_data.eq(out_fifo.r_data)]
         return m
 
     def _weight_writes(self, m, we, row, buf, values):
