@@ -193,7 +193,8 @@ async def streams_tiles_bubbles_and_backpressure(dut):
 async def defined_start_and_swaps_wait_for_their_tile(dut):
     """After reset no row is accepted before a complete tile (``y`` stays idle); a swap row
     waits until the shadow tile is complete and is accepted the cycle after its last ``w``
-    row (it reaches row ``k`` of the array after that row's write has landed); a complete shadow tile holds ``w`` until it is swapped in."""
+    row (it reaches row ``k`` of the array after that row's write has landed); a complete
+    shadow tile holds ``w`` until it is swapped in."""
     s = Setup()
     await s.reset(dut)
     dut.y__ready.value = 1
