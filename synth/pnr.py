@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 from amaranth.build import Clock
-from amaranth.hdl import Module, Signal, Value
-from amaranth.lib import wiring
+from amaranth.hdl import ClockDomain, ClockSignal, Module, Signal, Value
+from amaranth.lib import cdc, io, wiring
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "tool_env", "check_synthesis_log",
            "place_and_route", "parse_report", "parse_details"]
@@ -127,9 +127,31 @@ def parse_details(log: str) -> dict:
     return out
 
 
+def _sync_without_power_on_timer(platform, name):
+    """The iCE40 ``sync`` domain as Amaranth's platform builds it for a board with a reset
+    pin, without its power-on timer: the domain's reset is one flip-flop (a two-stage
+    synchroniser of the break-off PMOD's button 1) that fans out to the flip-flops.
+
+    Amaranth's own domain holds the reset until a power-on timer (an 11-bit counter and its
+    compare, two LUT levels) has counted 15 us. That timer, not the design, is then the
+    critical path of every design faster than ~90 MHz on the UP5K (the bare SB_MAC16
+    multiply's was). A domain without a reset (the ECP5 platform's, which resets through
+    GSR) is not an option here: with reset-less registers around the multiply, Yosys's
+    SB_MAC16 packing gives product bits a second, constant driver."""
+    if name != "sync":
+        return super(type(platform), platform).create_missing_domain(name)
+    m = Module()
+    m.domains.sync = ClockDomain("sync")
+    m.submodules.clk_buf = clk = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
+    m.submodules.rst_buf = rst = io.Buffer("i", platform.request("button", 1, dir="-"))
+    m.d.comb += ClockSignal("sync").eq(clk.i)
+    m.submodules.reset_sync = cdc.ResetSynchronizer(rst.i, domain="sync")
+    return m
+
+
 def board(arch: str, clock_mhz: float | None = None):
     """``arch``'s amaranth-boards platform, its default clock constrained to ``clock_mhz``
-    (default ``TARGET_MHZ``)."""
+    (default ``TARGET_MHZ``); on iCE40 the ``sync`` domain of ``_sync_without_power_on_timer``."""
     module, cls, _ = BOARDS[arch]
     base = getattr(importlib.import_module(module), cls)
 
@@ -139,7 +161,11 @@ def board(arch: str, clock_mhz: float | None = None):
         resource = copy.copy(resource)
         resource.clock = Clock((clock_mhz or TARGET_MHZ[arch]) * 1e6)
         return resource
-    return type(cls, (base,), {"resources": [retarget(r) for r in base.resources]})()
+    members = {"resources": [retarget(r) for r in base.resources]}
+    if arch == "ice40":
+        members["resources"] += [r for r in base.break_off_pmod if r.name == "button"]
+        members["create_missing_domain"] = _sync_without_power_on_timer
+    return type(cls, (base,), members)()
 
 
 def tool_env() -> dict:

@@ -2,7 +2,8 @@
 
 Places and routes (nextpnr, seed ``pnr.SEED``) the bare registered 8x8 significand multiply
 and, at increasing ``stages``, the bf16 exact and RNE multipliers, the fp32 adder, the fp32 ->
-bf16 SR unit and the MXU processing element, each in ``pnr.FmaxHarness``. One run at a time
+bf16 SR unit and the MXU processing element, each in ``pnr.FmaxHarness`` (on iCE40 also the
+fp32 adder's 28-bit significand add/subtract alone, the fabric's reference). One run at a time
 (``--lock`` takes a file lock around each); every result is cached under ``--cache`` as it
 comes, and ``docs/timing.csv`` / ``docs/timing-fmax-vs-stages.png`` are rewritten after each.
 ``--fit`` refits ``hdl/timing_model.json`` from the CSV.
@@ -37,14 +38,18 @@ UNITS = {
     "sr": ("SR fp32 -> bf16", ("rounder", dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"))),
     "pe": ("MXU PE", None),
     "pe_dsp": ("MXU PE, SB_MAC16", None),
+    "fabric_add": ("28-bit add/subtract alone", None),
 }
+#: Kinds that are no unit of the library but references on the same part: the bare multiplies
+#: (the ratios' denominator) and the adder's significand add/subtract with nothing around it.
+REFERENCES = ("bare", "bare_dsp", "fabric_add")
 PLAN = {
     "ecp5": [("bare", 0), ("mul_exact", 2), ("mul_rne", 4), ("add", 7), ("sr", 2), ("pe", (4, 7)),
              ("mul_exact", 1), ("add", 9), ("add", 5), ("pe", (6, 9)), ("mul_rne", 3), ("mul_exact", 4),
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
-              ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21))],
+              ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
@@ -65,9 +70,11 @@ def component(kind: str, stages):
     from hdl.build import module_name
     from hdl.mxu_pe import ProcessingElement
 
-    from .significand import SignificandMultiplier
+    from .significand import SignificandAdder, SignificandMultiplier
     if kind.startswith("bare"):
         return SignificandMultiplier(width=8), "sigmul_8x8"
+    if kind == "fabric_add":
+        return SignificandAdder(width=28), "sigadd_28"
     if kind.startswith("pe"):
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}"
@@ -110,7 +117,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
     from .pnr import SEED, place_and_route
     unit, name = component(kind, stages)
     key_text = json.dumps([arch, kind, stages, SEED, tools()])
-    for path in HARDWARE if not kind.startswith("bare") else ["synth/pnr.py", "synth/significand.py"]:
+    for path in HARDWARE if kind not in REFERENCES else ["synth/pnr.py", "synth/significand.py"]:
         key_text += (ROOT / path).read_text()
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
     path = cache / f"{arch}_{name}_{kind}_{key}.json"
@@ -181,7 +188,7 @@ def finish_rows(rows, model) -> list[dict]:
     for r in rows:
         r = dict(r)
         r["ratio_to_bare"] = round(r["fmax_mhz"] / bare[r["arch"]], 3) if r["arch"] in bare else ""
-        if not r["kind"].startswith("bare"):
+        if r["kind"] not in REFERENCES:
             r["predicted_mhz"] = round(timing.predict_mhz(_design(r["kind"], r["stages"]), r["arch"], model), 1)
         out.append(r)
     return out
@@ -206,8 +213,9 @@ def write_outputs(rows, docs: Path):
             pts = sorted((r["latency"], r["fmax_mhz"]) for r in rows if r["arch"] == arch and r["kind"] == kind)
             if not pts:
                 continue
-            if kind.startswith("bare"):
-                ax.axhline(pts[0][1], ls="--", color="grey" if kind == "bare" else "black", lw=1,
+            if kind in REFERENCES:
+                ax.axhline(pts[0][1], ls=":" if kind == "fabric_add" else "--",
+                           color="grey" if kind == "bare" else "black", lw=1,
                            label=f"{UNITS[kind][0]}: {pts[0][1]:.0f} MHz")
                 continue
             ax.plot(*zip(*pts), "o-", label=UNITS[kind][0])
@@ -238,8 +246,10 @@ def fit(rows, model: dict) -> dict:
     from scipy.optimize import nnls
     new = {}
     for arch in model:
-        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs.
-        designs = [([timing.Delay(mul=1)] if r["kind"] == "bare" else timing.segments(_design(r["kind"], r["stages"])),
+        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs. The references are
+        # one segment each, the adder's ``sum`` segment for the add/subtract alone.
+        reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, 28)]}
+        designs = [(reference.get(r["kind"]) or timing.segments(_design(r["kind"], r["stages"])),
                     1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch and not r["kind"].endswith("_dsp")]
         if not designs:
             new[arch] = model[arch]

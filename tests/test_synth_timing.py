@@ -219,3 +219,51 @@ def test_mxu_runs_keep_the_weight_path_registers_apart():
     small = backend.convert(Copies())
     assert _yosys_count(work, small, "synth_ecp5 -top top", "t:TRELLIS_FF") == 4
     assert _yosys_count(work, small, KEEP_WEIGHT_PATH + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
+
+
+def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
+    """On iCE40 the ``sync`` domain's reset comes from a two-flop synchroniser, not from
+    Amaranth's power-on timer (whose compare was the bare SB_MAC16 multiply's critical
+    path); ECP5 keeps Amaranth's own domain (reset through GSR)."""
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+
+    from golden.cli import build_dir
+    from synth.pnr import FmaxHarness, board
+    from synth.significand import SignificandAdder
+
+    rtlil = board("ice40").prepare(FmaxHarness(SignificandAdder(width=4)), name="top").files["top.il"]
+    assert "reset_sync" in rtlil and "timer" not in rtlil
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "ice40-reset")
+    # The synchroniser's two flip-flops are the only ones the harness adds beyond its chain,
+    # output registers and XOR tree.
+    unit = SignificandAdder(width=4)
+    assert _yosys_count(work, rtlil, "synth_ice40 -top top", "t:SB_DFF*") == sweep.harness_ffs(unit)
+    assert type(board("ecp5")).create_missing_domain is ULX3S_85F_Platform.create_missing_domain
+
+
+@pytest.mark.parametrize("sub", [0, 1])
+def test_significand_adder_adds_and_subtracts_modulo_its_output_width(sub):
+    from amaranth.sim import Simulator
+
+    from synth.significand import SignificandAdder
+
+    dut = SignificandAdder(width=6)
+    pairs = [(a, b) for a in range(0, 64, 7) for b in range(0, 64, 5)]
+
+    async def bench(ctx):
+        ctx.set(dut.sub, sub)
+        for a, b in pairs:
+            ctx.set(dut.a, a)
+            ctx.set(dut.b, b)
+            assert ctx.get(dut.s) == ((a - b) if sub else (a + b)) % 128, (a, b)
+
+    sim = Simulator(dut)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_significand_adder_rejects_a_bad_width():
+    from synth.significand import SignificandAdder
+
+    with pytest.raises(ValueError, match="width"):
+        SignificandAdder(width=1)
