@@ -12,11 +12,12 @@ from pathlib import Path
 
 from .liberty import LIBRARY
 
-__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "metrics", "run_flows"]
+__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "metrics", "run_flows", "run_stats"]
 
 #: Flow name -> Yosys commands after reading the design (``{top}``: the module).
 FLOWS = {
     "generic": "synth -top {top} -flatten",
+    "generic_hierarchy": "synth -top {top}",            # the same, each module apart (synth.area_breakdown)
     "sky130": "synth -top {top} -flatten; dfflibmap -liberty cells.lib; abc -liberty cells.lib; opt_clean",
     "ice40": "synth_ice40 -top {top}",
     "ecp5": "synth_ecp5 -top {top}",
@@ -47,7 +48,7 @@ def script(top: str, flows) -> str:
     """One Yosys script: read the design once, run each flow on a fresh copy, write stats."""
     lines = [f"read_verilog -sv {top}.v", f"hierarchy -top {top}", "design -save source"]
     for name in flows:
-        tech = " -tech cmos" if name == "generic" else " -liberty cells.lib" if name == "sky130" else ""
+        tech = " -tech cmos" if name.startswith("generic") else " -liberty cells.lib" if name == "sky130" else ""
         lines += ["design -load source", *FLOWS[name].format(top=top).split("; "),
                   "delete t:$scopeinfo", f"tee -q -o {name}.json stat -json{tech}"]
     return "\n".join(lines) + "\n"
@@ -78,7 +79,15 @@ def metrics(flow: str, stat: dict) -> dict:
 
 
 def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout_min: float = TIMEOUT_MIN) -> dict:
-    """Synthesise ``verilog`` (module ``top``) in ``work_dir``; return every flow's figures.
+    """Synthesise ``verilog`` (module ``top``) in ``work_dir``; return every flow's figures."""
+    figures = {}
+    for name, stat in run_stats(verilog, top, flows, work_dir, timeout_min).items():
+        figures.update(metrics(name, stat))
+    return figures
+
+
+def run_stats(verilog: str, top: str, flows, work_dir: Path, timeout_min: float = TIMEOUT_MIN) -> dict:
+    """Synthesise ``verilog`` (module ``top``) in ``work_dir``; every flow's ``stat -json``.
 
     Yosys runs there with relative paths: the WebAssembly Yosys has its own /tmp, so an
     absolute path under the host's /tmp would not reach it."""
@@ -94,7 +103,4 @@ def run_flows(verilog: str, top: str, flows, work_dir: Path, timeout_min: float 
     if proc.returncode or missing:
         log = (work_dir / "yosys.log").read_text()[-2000:] if (work_dir / "yosys.log").exists() else proc.stderr
         raise RuntimeError(f"{top}: Yosys failed (exit {proc.returncode}; no figures for {missing}):\n{log}")
-    figures = {}
-    for name in flows:
-        figures.update(metrics(name, json.loads((work_dir / f"{name}.json").read_text())))
-    return figures
+    return {name: json.loads((work_dir / f"{name}.json").read_text()) for name in flows}

@@ -15,6 +15,7 @@ import sim.bench
 import sim.host
 import sim.mxu_bench
 import sim.mxu_waves
+import synth.area_breakdown
 import synth.liberty
 import synth.mxu_pnr
 import synth.stall_cone
@@ -35,6 +36,7 @@ MAINS = {
     "synth.mxu_pnr": synth.mxu_pnr.main,
     "synth.sweep": synth.sweep.main,
     "synth.liberty": synth.liberty.main,
+    "synth.area_breakdown": synth.area_breakdown.main,
 }
 
 #: Integer flags and their allowed ranges, per command (a subcommand's flags after its name).
@@ -67,6 +69,7 @@ OUT_FLAGS = {
     ("synth.timing", "--cached-only"): ("--docs", "folder"),
     ("synth.mxu_pnr",): ("--csv", "file"),
     ("synth.sweep",): ("--out", "folder"),
+    ("synth.area_breakdown",): ("--out", "file"),
 }
 
 

@@ -182,3 +182,30 @@ def test_quick_sweep_with_place_and_route():
         for arch in ("ice40", "ecp5"):
             assert float(r[f"{arch}_fmax_mhz"]) > 1 and 0 < float(r[f"{arch}_util_pct"]) < 100, r
     assert "Fmax MHz iCE40 / ECP5: bare; RNE e8" in (out / "synth.md").read_text()
+
+
+def test_area_breakdown_of_the_multipliers(capsys):
+    """The breakdown's whole-unit figures are the sweep's (same flow, same module names),
+    and only the rounding multiplier's rounder rounds."""
+    from hdl.build import UNITS as BUILD
+    from hdl.build import module_name
+    from synth import area_breakdown
+    from synth.significand import SignificandMultiplier
+
+    out = WORK / "area" / "breakdown.csv"
+    assert area_breakdown.main(["--out", str(out)]) == 0
+    with out.open() as f:
+        rows = {(r["unit"], r["block"]): int(r["transistors"]) for r in csv.DictReader(f)}
+    assert "target" in capsys.readouterr().out
+    bare = flows.run_flows(to_verilog(SignificandMultiplier(width=8), "sigmul_8x8"), "sigmul_8x8", ["generic"],
+                           WORK / "area" / "bare")["transistors"]
+    for unit, (label, options) in area_breakdown.UNITS.items():
+        component, _ = BUILD["mul"].build(**options)
+        top = module_name(BUILD["mul"], component)
+        whole = flows.run_flows(to_verilog(component, top), top, ["generic"], WORK / "area" / top)["transistors"]
+        assert rows[label, "whole unit (flattened: the unit's figure)"] == whole
+        assert rows[label, "significand product 8x8 (alone)"] == bare
+    exact, rne = (rows[area_breakdown.UNITS[u][0], "rounder (range checks, rounding, special-case output)"]
+                  for u in ("mul_exact", "mul_rne"))
+    assert exact < rne
+
