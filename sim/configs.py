@@ -44,6 +44,22 @@ DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", st
         ("add", dict(fmt="bf16", rounding="sr-half", stages=8)), ("add", dict(rounding="rne", stages=9)),
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
 
+
+
+def every_depth() -> list:
+    """Every configuration above (not the xorshift unit) at every depth 0..``max_stages``
+    (``pytest --every-depth``)."""
+    from hdl.build import UNITS
+    from hdl.timing import unused
+    configs = []
+    for unit, group in (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)):
+        for params in group:
+            component, _ = UNITS[unit].build(**params)
+            unused(component)
+            configs += [(unit, {**params, "stages": s}) for s in range(component.max_stages + 1)]
+    return configs
+
+
 #: MXU configurations for the lint (the regressions are in tests/test_hdl_mxu.py).
 MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=9, add_stages=2)),
         ("mxu", dict(rows=2, cols=2, convert_inputs=True, out_rounding="sr", acc_depth=4)),

@@ -21,6 +21,10 @@ def pytest_addoption(parser):
         "--scale", type=int, default=None,
         help="multiply random vector counts by N (default: $ARITH_SCALE or 1); "
              "e.g. --scale 100 for a nightly-style run")
+    parser.addoption(
+        "--every-depth", action="store_true",
+        help="run the deep-pipeline regression (Verilator) on every unit configuration at every "
+             "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
 
 
 def pytest_configure(config):

@@ -8,7 +8,7 @@ import pytest
 
 from hdl.build import UNITS, module_name
 from sim import runner
-from sim.configs import CONFIGS, DEEP
+from sim.configs import CONFIGS, DEEP, every_depth
 
 VECTORS = 2000
 
@@ -36,6 +36,12 @@ def test_unit_matches_golden(simulator, config, scale):
     _simulate(simulator, *config, scale)
 
 
-@pytest.mark.parametrize("config", DEEP, ids=_id)
-def test_deep_pipelines_match_golden(config, scale):
-    _simulate("verilator", *config, scale)
+def pytest_generate_tests(metafunc):
+    if "deep_config" in metafunc.fixturenames:
+        configs = every_depth() if metafunc.config.getoption("--every-depth") else DEEP
+        metafunc.parametrize("deep_config", configs, ids=_id)
+
+
+def test_deep_pipelines_match_golden(deep_config, scale):
+    """``DEEP``'s sample of depths; with ``--every-depth`` every configuration at every depth."""
+    _simulate("verilator", *deep_config, scale)
