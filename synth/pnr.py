@@ -5,10 +5,10 @@ register fed from one pin (a button) drives every input from registers, every ou
 registered, and their XOR leaves on one pin (an LED) through a tree of registered 4-input
 XORs (one LUT level per register, so the harness never limits Fmax). The critical path is
 then the unit's register-to-register path (for ``stages=0``, the whole datapath). The boards come from
-``amaranth-boards`` (iCEBreaker: iCE40UP5K-SG48; ULX3S 85F: LFE5U-85F-6BG381C); the flow is
-Amaranth's own build with Yosys and nextpnr from PyPI (``yowasp-*``). The clock is constrained
-to ``TARGET_MHZ``, above every unit's Fmax, not to the board's oscillator: nextpnr then works
-on the critical path of every design and reports what it reached (``--timing-allow-fail``).
+``amaranth-boards`` (iCEBreaker: iCE40UP5K-SG48, its domain without Amaranth's power-on timer; ULX3S
+85F: LFE5U-85F-6BG381C); the flow is Amaranth's own build with Yosys and nextpnr from PyPI. The clock
+is constrained to ``TARGET_MHZ``, above every unit's Fmax, not to the board's oscillator: nextpnr then
+works on the critical path of every design and reports what it reached (``--timing-allow-fail``).
 """
 
 from __future__ import annotations

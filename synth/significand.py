@@ -1,6 +1,5 @@
-"""``SignificandMultiplier``: the bare ``width x width`` unsigned multiplier, the floor of
-every floating-point multiplier's area in the sweeps; ``SignificandAdder``: the bare
-add/subtract of two significands, the fp32 adder's longest carry chain on its own."""
+"""``SignificandMultiplier``: the bare ``width x width`` multiplier, the floor of every float multiplier's
+area in the sweeps; ``SignificandAdder``: a bare add/subtract (the fp32 adder's longest carry chain)."""
 
 from __future__ import annotations
 
