@@ -45,7 +45,6 @@ DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", st
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
 
 
-
 def every_depth() -> list:
     """Every configuration above (not the xorshift unit) at every depth 0..``max_stages``
     (``pytest --every-depth``)."""
