@@ -32,10 +32,6 @@ TARGET_RATIO_EXACT, TARGET_RNE = 1.35, 3600
 COLUMNS = ["unit", "block", "transistors"]
 
 
-def _transistors(record: dict) -> int:
-    return int(str(record["estimated_num_transistors"]).rstrip("+"))
-
-
 def breakdown(work: Path) -> list[dict]:
     """The rows: per unit the product alone, the rest of the multiplier's own module, the
     rounder, their sum, the flattened unit and its target."""
@@ -44,7 +40,7 @@ def breakdown(work: Path) -> list[dict]:
 
     from .significand import SignificandMultiplier
 
-    product = _transistors(flows.run_stats(to_verilog(SignificandMultiplier(width=8), "sigmul_8x8"), "sigmul_8x8",
+    product = flows.transistors(flows.run_stats(to_verilog(SignificandMultiplier(width=8), "sigmul_8x8"), "sigmul_8x8",
                                            ["generic"], work / "sigmul_8x8")["generic"]["design"])
     rows = []
     for unit, (label, options) in UNITS.items():
@@ -53,12 +49,12 @@ def breakdown(work: Path) -> list[dict]:
         top = module_name(BUILD["mul"], component)
         verilog = to_verilog(component, top)
         stats = flows.run_stats(verilog, top, ["generic", "generic_hierarchy"], work / top)
-        modules = {name.lstrip("\\"): _transistors(m) for name, m in stats["generic_hierarchy"]["modules"].items()}
+        modules = {name.lstrip("\\"): flows.transistors(m) for name, m in stats["generic_hierarchy"]["modules"].items()}
         if set(modules) != {top, f"{top}.rounder"}:
             raise RuntimeError(f"{top}: expected the multiplier and its rounder as modules, got {sorted(modules)}")
         rounder = modules[f"{top}.rounder"]
         own = modules[top] - rounder           # a module's figure includes its submodules'
-        whole = _transistors(stats["generic"]["design"])
+        whole = flows.transistors(stats["generic"]["design"])
         target = int(TARGET_RATIO_EXACT * product) if unit == "mul_exact" else TARGET_RNE
         rows += [dict(unit=label, block=block, transistors=n) for block, n in [
             ("significand product 8x8 (alone)", product),
@@ -96,7 +92,7 @@ def main(argv=None) -> int:
                         help="CSV to write (default docs/area-breakdown.csv)")
     args = parser.parse_args(argv)
     check_output(args.out, "--out")
-    rows = breakdown(ROOT / build_dir("area-breakdown"))
+    rows = breakdown(build_dir("area-breakdown"))
     write_text(args.out, to_csv(rows))
     print(markdown(rows))
     print(f"wrote {args.out}")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .liberty import LIBRARY
 
-__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "metrics", "run_flows", "run_stats"]
+__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "transistors", "metrics", "run_flows",
+           "run_stats"]
 
 #: Flow name -> Yosys commands after reading the design (``{top}``: the module).
 FLOWS = {
@@ -58,12 +59,17 @@ def _count(cells: dict, *prefixes) -> int:
     return sum(n for cell, n in cells.items() if cell.startswith(prefixes))
 
 
+def transistors(record: dict) -> int:
+    """A ``stat -json -tech cmos`` record's transistor estimate (Yosys may append ``+``)."""
+    return int(str(record["estimated_num_transistors"]).rstrip("+"))
+
+
 def metrics(flow: str, stat: dict) -> dict:
     """The figures of one flow from ``stat -json``."""
     design = stat["design"]
     cells = design.get("num_cells_by_type", {})
     if flow == "generic":
-        return {"gates": design["num_cells"], "transistors": int(str(design["estimated_num_transistors"]).rstrip("+"))}
+        return {"gates": design["num_cells"], "transistors": transistors(design)}
     if flow == "sky130":
         return {"sky130_um2": round(float(design["area"]), 2), "sky130_cells": design["num_cells"],
                 "sky130_ffs": _count(cells, "sky130_fd_sc_hd__df")}

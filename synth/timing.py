@@ -40,6 +40,8 @@ UNITS = {
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
 }
+#: Width of the ``fabric_add`` reference: the fp32 adder's significand sum.
+FABRIC_ADD_WIDTH = 28
 #: Kinds that are no unit of the library but references on the same part: the bare multiplies
 #: (the ratios' denominator) and the adder's significand add/subtract with nothing around it.
 REFERENCES = ("bare", "bare_dsp", "fabric_add")
@@ -74,7 +76,7 @@ def component(kind: str, stages):
     if kind.startswith("bare"):
         return SignificandMultiplier(width=8), "sigmul_8x8"
     if kind == "fabric_add":
-        return SignificandAdder(width=28), "sigadd_28"
+        return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
     if kind.startswith("pe"):
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}"
@@ -248,7 +250,7 @@ def fit(rows, model: dict) -> dict:
     for arch in model:
         # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs. The references are
         # one segment each, the adder's ``sum`` segment for the add/subtract alone.
-        reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, 28)]}
+        reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, FABRIC_ADD_WIDTH)]}
         designs = [(reference.get(r["kind"]) or timing.segments(_design(r["kind"], r["stages"])),
                     1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch and not r["kind"].endswith("_dsp")]
         if not designs:

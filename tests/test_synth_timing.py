@@ -231,12 +231,12 @@ def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
     from synth.pnr import FmaxHarness, board
     from synth.significand import SignificandAdder
 
-    rtlil = board("ice40").prepare(FmaxHarness(SignificandAdder(width=4)), name="top").files["top.il"]
+    unit = SignificandAdder(width=4)
+    rtlil = board("ice40").prepare(FmaxHarness(unit), name="top").files["top.il"]
     assert "reset_sync" in rtlil and "timer" not in rtlil
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "ice40-reset")
     # The synchroniser's two flip-flops are the only ones the harness adds beyond its chain,
     # output registers and XOR tree.
-    unit = SignificandAdder(width=4)
     assert _yosys_count(work, rtlil, "synth_ice40 -top top", "t:SB_DFF*") == sweep.harness_ffs(unit)
     assert type(board("ecp5")).create_missing_domain is ULX3S_85F_Platform.create_missing_domain
 
