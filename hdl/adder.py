@@ -121,9 +121,23 @@ class FPAdder(ArithmeticUnit):
         self.rounding = rounding_param(rounding)
         rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
         cuts, fine = self._cuts(rand_bits)
-        super().__init__(operands={"a": self.fmt.width, "b": self.fmt.width}, result_width=self.fmt.width,
+        super().__init__(operands={"a": self.fmt.width, "b": self._b_shape()}, result_width=self.fmt.width,
                          rand_bits=rand_bits, stages=stages, cuts=cuts, fine=fine,
-                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
+                         extra={"rand": In(rand_bits)} if rand_bits is not None else None,
+                         reset_less=self._reset_less)
+
+    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
+    _reset_less = False
+
+    def _b_shape(self):
+        return self.fmt.width
+
+    def _classified(self, a, b):
+        """Operand ``b`` as an encoding of ``fmt``, and both operands' classes (the
+        ``classified`` cut point's values): ``a`` and ``b`` are the ``input`` cut point's."""
+        views = {"a": FloatLayout(self.fmt)(a), "b": FloatLayout(self.fmt)(b)}
+        return b, {f"{cls}_{name}": getattr(x, cls) for name, x in views.items()
+                   for cls in ("is_zero_daz", "is_inf", "is_nan", "is_signalling")}
 
     def _cuts(self, rand_bits):
         """The cut points with their delays, and the names of the fine ones (inside the
@@ -176,13 +190,11 @@ class FPAdder(ArithmeticUnit):
         cut = self._stages.cut
         rand = {"rand": self.rand} if self.rand_bits is not None else {}
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
-        a, b = FloatLayout(f)(v["a"]), FloatLayout(f)(v["b"])
         side = {"valid": v["valid"], **{k: v[k] for k in rand}}
         # The operands' classes, wide ANDs and ORs over their fields: a fine cut point ahead
         # of the special cases that combine them.
-        c = cut(m, "classified", a=v["a"], b=v["b"], **{
-            f"{cls}_{name}": getattr(x, cls) for name, x in (("a", a), ("b", b))
-            for cls in ("is_zero_daz", "is_inf", "is_nan", "is_signalling")}, **side)
+        b, classes = self._classified(v["a"], v["b"])
+        c = cut(m, "classified", a=v["a"], b=b, **classes, **side)
         side = {k: c[k] for k in side}
         a, b = FloatLayout(f)(c["a"]), FloatLayout(f)(c["b"])
         zero_a, zero_b, inf_a, inf_b = c["is_zero_daz_a"], c["is_zero_daz_b"], c["is_inf_a"], c["is_inf_b"]

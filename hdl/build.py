@@ -100,15 +100,17 @@ UNITS = {
               "to in_fmt by one rounder lane per column"),
         Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
         Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
-        Param("mul_stages", "int", 0, "multiplier register stages 0..9 (default 0)"),
+        Param("mul_stages", "int", 0, "multiplier register stages 0..7 (0..9 with --no-fused-pe; default 0)"),
         Param("add_stages", "int", 0, "adder register stages 0..21 (default 0)"),
+        Param("fused_pe", "bool", True, "processing elements whose multiplier hands the adder its raw exact "
+              "product (default); --no-fused-pe: the generic multiplier and adder, the same bits"),
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
         Param("cols", "int", 2, "MXU columns N, 1..16 (default 2)"),
-        Param("mul_stages", "int", 1, "multiplier register stages 0..9 (default 1)"),
+        Param("mul_stages", "int", 1, "multiplier register stages 0..7 (default 1)"),
         Param("add_stages", "int", 1, "adder register stages 0..21 (default 1)"),
         Param("divisor", "int", 217, "clock cycles per UART bit, 4..1048576 (default 217: 115200 baud at 25 MHz)")),
         "the MXU behind a UART link (the board top; python -m hdl.board builds its bitstream)"),
@@ -146,6 +148,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append(f"o{_name_part(component.out_rounding)}{component.rand_bits or ''}")
         if component.acc_depth:
             parts.append(f"acc{component.acc_depth}")
+        if not component.fused_pe:
+            parts.append("unfused")
         if component.axi_stream:
             parts.append("axis")
         return "_".join(parts)
@@ -219,7 +223,7 @@ def _depth_choices(unit: Unit, kwargs: dict):
         timing.unused(probe)
         return [{"stages": n} for n in range(probe.max_stages + 1)]
     from .mxu_pe import ProcessingElement
-    probe = ProcessingElement()
+    probe = ProcessingElement(fused=kwargs.get("fused_pe", True))
     timing.unused(probe)
     mul_max, add_max = probe.mul.max_stages, probe.add.max_stages
     rows = kwargs.get("rows", 4)
@@ -232,7 +236,8 @@ def _timed(unit: Unit, component, values: dict):
     if unit.key == "mxu":
         from .mxu_pe import ProcessingElement
         pe = ProcessingElement(in_fmt=values["in_fmt"], acc_fmt=values["acc_fmt"],
-                               mul_stages=component.mul_stages, add_stages=component.add_stages)
+                               mul_stages=component.mul_stages, add_stages=component.add_stages,
+                               fused=component.fused_pe)
         timing.unused(pe)
         return pe
     return component

@@ -46,10 +46,17 @@ class FPMultiplier(ArithmeticUnit):
         self.out_fmt = format_param("out_fmt", out_fmt)
         self.rounding = rounding_param(rounding)
         rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
-        super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self.out_fmt.width,
+        super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self._result_shape(),
                          rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
                          routes=("operands", "product"),                 # the DSP's input and output
-                         extra={"rand": In(rand_bits)} if rand_bits is not None else None)
+                         extra={"rand": In(rand_bits)} if rand_bits is not None else None,
+                         reset_less=self._reset_less)
+
+    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
+    _reset_less = False
+
+    def _result_shape(self):
+        return self.out_fmt.width
 
     def _cuts(self, rand_bits):
         fi, width = self.in_fmt, 2 * self.in_fmt.precision
@@ -64,9 +71,11 @@ class FPMultiplier(ArithmeticUnit):
         """True when the significand product is never rounded."""
         return self.out_fmt.precision >= 2 * self.in_fmt.precision
 
-    def elaborate(self, platform):
-        m = Module()
-        fi, fo = self.in_fmt, self.out_fmt
+    def _normalised(self, m) -> dict:
+        """The datapath up to the ``normalised`` cut point: ``sig`` (the product, MSB set
+        unless a zero operand), its unbiased ``exp``, ``sign``, the special cases (``nan``,
+        ``invalid``, ``special``: an inf or zero operand, ``any_inf``), ``valid``, [``rand``]."""
+        fi = self.in_fmt
         cut = self._stages.cut
         rand = {"rand": self.rand} if self.rand_bits is not None else {}
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
@@ -92,11 +101,16 @@ class FPMultiplier(ArithmeticUnit):
         lo, hi = -2 * fi.bias, 2 * fi.exp_max_field - 2 * fi.bias + 1
         exp = Signal(signed(signed_width(lo, hi)))
         m.d.comb += exp.eq(v["exp_sum"] - 2 * fi.bias + top)
-        v = cut(m, "normalised", sig=Mux(top, v["product"], v["product"] << 1)[:width], exp=exp,
-                **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
+        return cut(m, "normalised", sig=Mux(top, v["product"], v["product"] << 1)[:width], exp=exp,
+                   **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
 
+    def elaborate(self, platform):
+        m = Module()
+        fi, fo = self.in_fmt, self.out_fmt
+        width = 2 * fi.precision
+        v = self._normalised(m)
         m.submodules.rounder = rounder = Rounder(
-            fmt=fo, width=width, exp_width=len(exp), rounding=self.rounding, rand_bits=self.rand_bits,
+            fmt=fo, width=width, exp_width=len(v["exp"]), rounding=self.rounding, rand_bits=self.rand_bits,
             stages=self._stages)
         m.d.comb += [
             rounder.sign.eq(v["sign"]), rounder.exp.eq(v["exp"]), rounder.sig.eq(v["sig"]),

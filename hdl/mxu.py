@@ -32,8 +32,8 @@ from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
 
 from .adder import FPAdder
-from .mxu_pe import ProcessingElement, check_exact_products, check_pe_stages
-from .params import format_param, int_param, rounding_param
+from .mxu_pe import ProcessingElement, check_pe_stages
+from .params import check_exact_products, format_param, int_param, rounding_param
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -64,20 +64,25 @@ class MXU(wiring.Component):
     acc_depth : int
         Output accumulator rows: 0 (none) or a power of two, 2..65536.
     mul_stages, add_stages : int
-        Register stages of every processing element's multiplier (0..9) and adder (0..21 in fp32).
+        Register stages of every processing element's multiplier (0..7; 0..9 unfused) and
+        adder (0..21 in fp32).
+    fused_pe : bool
+        Processing elements whose multiplier hands its adder the raw exact product (default;
+        ``mxu_pe.ProcessingElement``), or the generic multiplier and adder (``False``): the
+        same bits.
     axi_stream : bool
         Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
         (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
-                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, axi_stream=False):
+                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         check_exact_products(self.in_fmt, self.acc_fmt)
-        for name, value in (("convert_inputs", convert_inputs), ("axi_stream", axi_stream)):
+        for name, value in (("convert_inputs", convert_inputs), ("fused_pe", fused_pe), ("axi_stream", axi_stream)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, not {value!r}")
         self.axi_stream = axi_stream
@@ -92,7 +97,9 @@ class MXU(wiring.Component):
         self.acc_depth = int_param("acc_depth", acc_depth, 0, MAX_ACC_DEPTH)
         if self.acc_depth == 1 or self.acc_depth & (self.acc_depth - 1):
             raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {self.acc_depth}")
-        self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages)
+        self.fused_pe = fused_pe
+        self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
+                                                           fused_pe)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
@@ -245,7 +252,8 @@ class MXU(wiring.Component):
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
         pes = [[ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                  add_stages=self.add_stages) for _ in range(n_cols)] for _ in range(k_rows)]
+                                  add_stages=self.add_stages, fused=self.fused_pe)
+                for _ in range(n_cols)] for _ in range(k_rows)]
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than

@@ -10,25 +10,36 @@ from golden.formats import BF16, FP32
 
 from .adder import FPAdder
 from .multiplier import FPMultiplier
-from .params import format_param, int_param
+from .params import check_exact_products, format_param, int_param
+from .product import ExactProduct
+from .product_adder import ProductAdder
 
-__all__ = ["ProcessingElement", "check_exact_products", "check_pe_stages"]
-
-
-def check_exact_products(in_fmt, acc_fmt):
-    if acc_fmt.precision < 2 * in_fmt.precision:
-        raise ValueError(f"acc_fmt {acc_fmt} must hold an exact {in_fmt} product "
-                         f"(precision >= {2 * in_fmt.precision}, not {acc_fmt.precision})")
+__all__ = ["ProcessingElement", "check_exact_products", "check_pe_stages", "pe_units"]
 
 
-def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages) -> tuple[int, int]:
+def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0):
+    """``(multiplier, adder)`` of a processing element: ``ExactProduct`` and ``ProductAdder``
+    (``fused``), or ``FPMultiplier`` and ``FPAdder``."""
+    if fused:
+        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages),
+                ProductAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=add_stages))
+    return FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages), FPAdder(fmt=acc_fmt, stages=add_stages)
+
+
+def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool = True) -> tuple[int, int]:
     """``(mul_stages, add_stages)``, each checked against its unit's ``max_stages`` (a
     ValueError naming the parameter, before any processing element is built)."""
     from .timing import unused
-    mul, add = FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt), FPAdder(fmt=acc_fmt)
+    mul, add = pe_units(in_fmt, acc_fmt, fused)
     unused(mul, add)
     return (int_param("mul_stages", mul_stages, 0, mul.max_stages),
             int_param("add_stages", add_stages, 0, add.max_stages))
+
+
+def check_fused(fused) -> bool:
+    if not isinstance(fused, bool):
+        raise TypeError(f"fused must be True or False, not {fused!r}")
+    return fused
 
 
 class ProcessingElement(wiring.Component):
@@ -42,15 +53,20 @@ class ProcessingElement(wiring.Component):
     swap never disturbs activations in flight. ``x_in``/``sel_in`` pass right with one
     register; the product is ready ``mul_stages`` cycles after ``x_in``, when
     ``psum_in`` must arrive; ``psum_out`` follows ``add_stages + 1`` cycles later.
+
+    ``fused`` (default): the multiplier hands the adder its exact product as a raw float
+    (``ExactProduct`` into ``ProductAdder``): no rounder in the multiplier, no unpacking in
+    the adder, registers without reset; the same bits as ``fused=False``, the generic
+    ``FPMultiplier`` into ``FPAdder`` (proven: ``python -m sim.formal pe``).
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
+        self.fused = check_fused(fused)
         check_exact_products(self.in_fmt, self.acc_fmt)
-        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages)
-        self.mul = FPMultiplier(in_fmt=self.in_fmt, out_fmt=self.acc_fmt, stages=mul_stages)
-        self.add = FPAdder(fmt=self.acc_fmt, stages=add_stages)
+        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, fused)
+        self.mul, self.add = pe_units(self.in_fmt, self.acc_fmt, fused, mul_stages, add_stages)
         self.add_stages = add_stages
         w = self.in_fmt.width
         super().__init__({
@@ -64,7 +80,10 @@ class ProcessingElement(wiring.Component):
         m = Module()
         m.submodules.mul = mul = self.mul
         m.submodules.add = add = self.add
-        weights = [Signal(self.in_fmt.width, name=f"w{i}") for i in range(2)]
+        # Fused: no register here needs a reset (the MXU loads a tile before it accepts a row
+        # and qualifies every result with its own valid tags), so none has one.
+        plain = {"reset_less": True} if self.fused else {}
+        weights = [Signal(self.in_fmt.width, name=f"w{i}", **plain) for i in range(2)]
         with m.If(self.w_we):
             with m.If(self.w_buf):
                 m.d.sync += weights[1].eq(self.w_data)
@@ -77,10 +96,15 @@ class ProcessingElement(wiring.Component):
         # The product's flags join the partial sum's at the adder input, then wait out the adder.
         flags = self.flags_in | mul.flags
         for i in range(self.add_stages):
-            delayed = Signal(5, name=f"flags_d{i}")
+            delayed = Signal(5, name=f"flags_d{i}", **plain)
             m.d.sync += delayed.eq(flags)
             flags = delayed
-        m.d.sync += [self.x_out.eq(self.x_in), self.sel_out.eq(self.sel_in), self.psum_out.eq(add.result),
-                     self.flags_out.eq(flags | add.flags)]
+        outputs = [(self.x_out, self.x_in), (self.sel_out, self.sel_in), (self.psum_out, add.result),
+                   (self.flags_out, flags | add.flags)]
+        for port, value in outputs:
+            reg = Signal.like(port, name=f"{port.name}_r", **plain) if self.fused else port
+            m.d.sync += reg.eq(value)
+            if reg is not port:
+                m.d.comb += port.eq(reg)
         return m
 

@@ -101,11 +101,16 @@ class Stages:
         order) once every other cut point has one.
     fine : tuple of str
         Interior cut points used only past that (one register each, placed by delay).
+    reset_less : bool
+        Registers carry no reset but ``valid``'s: in an array, a flip-flop without set/reset
+        packs into any slice (an FPGA slice's flip-flops share one clock enable and one
+        set/reset; a placer short of slices whose control set suits a flip-flop fails).
     """
 
     def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = (),
-                 fine: tuple[str, ...] = ()):
+                 fine: tuple[str, ...] = (), reset_less: bool = False):
         check_stages(stages)
+        self.reset_less = reset_less
         self.names = [name for name, _ in cuts]
         self.delays = [delay for _, delay in cuts[1:]]
         assert set(routes) | set(fine) <= set(self.names[1:-1]) and not set(routes) & set(fine), (routes, fine)
@@ -163,7 +168,7 @@ class Stages:
                 m.d.comb += wire.eq(value)
                 value = wire
             for i in range(self.count[name]):
-                reg = Signal(shape, name=f"{name}_{key}_r{i}")
+                reg = Signal(shape, name=f"{name}_{key}_r{i}", reset_less=self.reset_less and key != "valid")
                 m.d.sync += reg.eq(value)
                 value = reg
             out[key] = value

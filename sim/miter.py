@@ -113,3 +113,45 @@ class Miter(wiring.Component):
             agree.append(same if name == "valid_out" else ~full | same)
         m.d.comb += self.ok.eq(Cat(*agree).all())
         return m
+
+
+class PEMiter(wiring.Component):
+    """Two processing elements (``hdl.mxu_pe``) of the same timing, driven alike.
+
+    ``ok`` is high while every output of ``dut`` equals ``ref``'s, from cycle ``latency``
+    on (``mul_stages + add_stages + 1``: before that their pipeline registers hold their
+    initial values, which differ between datapaths and stand for no input). The weight
+    registers load from the free inputs, so any weight is one cycle away: a trace of
+    ``latency + 2`` cycles reaches every weight with every operand and partial sum, which
+    makes that depth complete (docs/formal.md).
+    """
+
+    def __init__(self, dut, ref):
+        if inputs_of(dut) != inputs_of(ref) or outputs_of(dut) != outputs_of(ref):
+            raise ValueError("dut and ref must have the same ports")
+        if (dut.mul.latency, dut.add.latency) != (ref.mul.latency, ref.add.latency):
+            raise ValueError("dut and ref must have the same mul_stages and add_stages")
+        self.dut, self.ref = dut, ref
+        self.latency = dut.mul.latency + dut.add.latency + 1
+        outputs = outputs_of(dut)
+        super().__init__({**{n: In(s) for n, s in inputs_of(dut).items()}, "ok": Out(1),
+                          **{f"dut_{n}": Out(s) for n, s in outputs.items()},
+                          **{f"ref_{n}": Out(s) for n, s in outputs.items()}})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = ClockDomain("sync", reset_less=True)
+        m.submodules.dut, m.submodules.ref = self.dut, self.ref
+        for name in inputs_of(self.dut):
+            m.d.comb += [getattr(self.dut, name).eq(getattr(self, name)), getattr(self.ref, name).eq(getattr(self, name))]
+        count = Signal(range(self.latency + 1), init=0)
+        full = count == self.latency
+        with m.If(~full):
+            m.d.sync += count.eq(count + 1)
+        agree = []
+        for name in outputs_of(self.dut):
+            dut_out, ref_out = getattr(self, f"dut_{name}"), getattr(self, f"ref_{name}")
+            m.d.comb += [dut_out.eq(getattr(self.dut, name)), ref_out.eq(getattr(self.ref, name))]
+            agree.append(~full | (dut_out == ref_out))
+        m.d.comb += self.ok.eq(Cat(*agree).all())
+        return m

@@ -12,7 +12,8 @@ SIZES = [
     dict(rows=1, cols=1, out_rounding="sr-half", acc_depth=2),
     dict(rows=2, cols=3, convert_inputs=True, out_rounding="sr"),
     dict(rows=2, cols=2, in_fmt="fp8_e4m3fn", acc_depth=2),
-    dict(rows=3, cols=2, mul_stages=9, add_stages=2, acc_depth=4),
+    dict(rows=3, cols=2, mul_stages=9, add_stages=2, acc_depth=4, fused_pe=False),    # the generic units
+    dict(rows=3, cols=2, mul_stages=7, add_stages=2, acc_depth=4),
     dict(rows=4, cols=4, add_stages=1, out_rounding="rne", acc_depth=8),
     dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, out_rounding="sr", sr_bits=8,
          acc_depth=16),

@@ -1,0 +1,86 @@
+"""``ExactProduct``: ``in_fmt x in_fmt``, exact, as a raw float for ``ProductAdder``."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import data
+
+from golden.formats import BF16, FP32, FloatFormat
+from golden.rounding import Flags
+
+from .multiplier import FPMultiplier
+from .params import check_exact_products, format_param
+from .pipeline import Delay
+
+__all__ = ["ExactProduct", "raw_product_layout"]
+
+
+def raw_product_layout(in_fmt: FloatFormat, acc_fmt: FloatFormat) -> data.StructLayout:
+    """An exact ``in_fmt`` product in ``acc_fmt``'s range: ``mantissa`` (the normalised
+    product's bits below its MSB), ``exponent`` (biased as in ``acc_fmt``), ``sign``, and its
+    class: ``zero``, ``inf``, ``nan`` (the fields mean a normal value when all three are 0)."""
+    return data.StructLayout({"mantissa": 2 * in_fmt.precision - 1, "exponent": acc_fmt.exp_bits, "sign": 1,
+                              "zero": 1, "inf": 1, "nan": 1})
+
+
+class ExactProduct(FPMultiplier):
+    """The multiplier's datapath without its rounder: the exact product, classified.
+
+    What ``FPMultiplier(in_fmt, out_fmt=acc_fmt)`` returns, as fields instead of an
+    encoding: a product below ``acc_fmt``'s normal range is a signed zero flagged underflow
+    and inexact (FTZ), one above it a signed infinity flagged overflow and inexact, inf x 0
+    and NaN operands the canonical NaN (``invalid`` for inf x 0 and signalling NaNs).
+
+    Parameters (keyword-only)
+    -------------------------
+    in_fmt, acc_fmt : FloatFormat or str
+        ``acc_fmt`` holds every product exactly and has infinities (no saturation).
+    stages : int
+        Register stages, 0..``max_stages``, at the multiplier's cut points up to
+        ``normalised``, then ``output`` (after the range check).
+
+    Ports: in ``a``, ``b``, ``valid_in``; out ``result`` (``raw_product_layout``), ``flags``,
+    ``valid_out``.
+    """
+
+    _reset_less = True
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0):
+        in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
+        check_exact_products(in_fmt, acc_fmt)
+        if not acc_fmt.ieee:
+            raise ValueError(f"acc_fmt must have infinities (not finite or saturating), not {acc_fmt}")
+        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages)
+
+    @property
+    def acc_fmt(self) -> FloatFormat:
+        return self.out_fmt
+
+    def _result_shape(self):
+        return raw_product_layout(self.in_fmt, self.out_fmt)
+
+    def _cuts(self, rand_bits):
+        cuts = super()._cuts(rand_bits)
+        names = [name for name, _ in cuts]
+        # The range check: two compares of the exponent, then the class bits.
+        return cuts[:names.index("normalised") + 1] + [("output", Delay(1, self.in_fmt.exp_bits + 3))]
+
+    def elaborate(self, platform):
+        m = Module()
+        fo, width = self.out_fmt, 2 * self.in_fmt.precision
+        v = self._normalised(m)
+        nan, any_inf = v["nan"], v["any_inf"]
+        # The rounder's order (hdl/rounder.py): NaN, then the operands' inf or zero, then range.
+        ordinary = ~nan & ~v["special"]
+        tiny, huge = ordinary & (v["exp"] < fo.emin), ordinary & (v["exp"] > fo.emax)
+        result = Signal(self._result_shape())
+        m.d.comb += [
+            result.mantissa.eq(v["sig"][:width - 1]), result.exponent.eq(v["exp"] + fo.bias),
+            result.sign.eq(v["sign"]), result.nan.eq(nan),
+            result.zero.eq(~nan & (v["special"] & ~any_inf | tiny)), result.inf.eq(~nan & (any_inf | huge)),
+        ]
+        flags = Cat(tiny | huge, tiny, huge, Const(0, 1), nan & v["invalid"])   # Flags' bit order
+        assert Flags.INVALID == 1 << 4 and Flags.OVERFLOW == 1 << 2
+        out = self._stages.cut(m, "output", result=result, flags=flags, valid=v["valid"])
+        m.d.comb += [self.result.eq(out["result"]), self.flags.eq(out["flags"]), self.valid_out.eq(out["valid"])]
+        return m
