@@ -28,6 +28,8 @@ from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
+from .product import ExactProduct
+from .product_adder import ProductAdder
 from .stochastic_rounder import StochasticRounder
 from .xorshift import Xorshift32
 
@@ -82,6 +84,15 @@ UNITS = {
         Param("rounding", "rounding", "rne", f"{_ROUND} (default rne)"),
         Param("sr_bits", "optional-int", None, "random bits for sr, 1..32 (default: the precision)"),
         _STAGES), "floating-point adder"),
+    "product": Unit("product", ExactProduct, "fpprod", (
+        Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
+        Param("acc_fmt", "format", "fp32", "the format whose range classifies the product, holding it exactly "
+              "(default fp32)"),
+        _STAGES), "exact product as a raw float (the fused processing element's multiplier)"),
+    "product_add": Unit("product_add", ProductAdder, "fpprodadd", (
+        Param("in_fmt", "format", "bf16", f"the product's operand format: {_FMT} (default bf16)"),
+        Param("acc_fmt", "format", "fp32", "operand a's and the sum's format (default fp32)"),
+        _STAGES), "accumulator + raw exact product, RNE (the fused processing element's adder)"),
     "rounder": Unit("rounder", StochasticRounder, "fpround", (
         Param("in_fmt", "format", "fp32", f"input format: {_FMT} (default fp32)"),
         Param("out_fmt", "format", "bf16", "output format (default bf16)"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
 from golden.formats import BF16, FP32, FloatFormat
@@ -18,7 +18,8 @@ __all__ = ["ExactProduct", "raw_product_layout"]
 def raw_product_layout(in_fmt: FloatFormat, acc_fmt: FloatFormat) -> data.StructLayout:
     """An exact ``in_fmt`` product in ``acc_fmt``'s range: ``mantissa`` (the normalised
     product's bits below its MSB), ``exponent`` (biased as in ``acc_fmt``), ``sign``, and its
-    class: ``zero``, ``inf``, ``nan`` (the fields mean a normal value when all three are 0)."""
+    class: ``zero``, ``inf``, ``nan`` (none of them: a normal value); the fields of a class
+    are its encoding's in ``acc_fmt`` (the canonical NaN's for ``nan``)."""
     return data.StructLayout({"mantissa": 2 * in_fmt.precision - 1, "exponent": acc_fmt.exp_bits, "sign": 1,
                               "zero": 1, "inf": 1, "nan": 1})
 
@@ -74,10 +75,16 @@ class ExactProduct(FPMultiplier):
         ordinary = ~nan & ~v["special"]
         tiny, huge = ordinary & (v["exp"] < fo.emin), ordinary & (v["exp"] > fo.emax)
         result = Signal(self._result_shape())
+        zero, inf = ~nan & (v["special"] & ~any_inf | tiny), ~nan & (any_inf | huge)
+        # The fields of a zero, an infinity or a NaN are those of its encoding (the canonical
+        # NaN's), as the generic multiplier's result has them: the adder's datapath then
+        # sees the same values as the generic one's, which makes the two provably equal
+        # signal by signal (python -m sim.formal pe), for a few LUTs beside the product.
+        nan_mantissa = fo.canonical_nan & fo.man_mask
         m.d.comb += [
-            result.mantissa.eq(v["sig"][:width - 1]), result.exponent.eq(v["exp"] + fo.bias),
-            result.sign.eq(v["sign"]), result.nan.eq(nan),
-            result.zero.eq(~nan & (v["special"] & ~any_inf | tiny)), result.inf.eq(~nan & (any_inf | huge)),
+            result.mantissa.eq(Mux(nan, nan_mantissa >> (fo.man_bits - width + 1), Mux(zero | inf, 0, v["sig"]))),
+            result.exponent.eq(Mux(nan | inf, fo.exp_max_field, Mux(zero, 0, v["exp"] + fo.bias))),
+            result.sign.eq(~nan & v["sign"]), result.nan.eq(nan), result.zero.eq(zero), result.inf.eq(inf),
         ]
         flags = Cat(tiny | huge, tiny, huge, Const(0, 1), nan & v["invalid"])   # Flags' bit order
         assert Flags.INVALID == 1 << 4 and Flags.OVERFLOW == 1 << 2

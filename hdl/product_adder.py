@@ -40,6 +40,10 @@ class ProductAdder(FPAdder):
         check_exact_products(self.in_fmt, acc_fmt)
         super().__init__(fmt=acc_fmt, stages=stages)
 
+    @property
+    def acc_fmt(self):
+        return self.fmt
+
     def _b_shape(self):
         return raw_product_layout(self.in_fmt, self.fmt)
 

@@ -7,11 +7,11 @@ while they agree. ``Mutant`` is a test-only broken unit, so a check can be shown
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, ClockDomain, Module, Shape, Signal
+from amaranth.hdl import Cat, ClockDomain, Module, Shape, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["Miter", "Mutant", "inputs_of", "outputs_of"]
+__all__ = ["Miter", "Mutant", "PETop", "inputs_of", "outputs_of"]
 
 
 def inputs_of(unit) -> dict:
@@ -25,7 +25,8 @@ def outputs_of(unit) -> dict:
 
 
 def _delay(m: Module, value, cycles: int, name: str):
-    """``value`` through ``cycles`` registers (reset value 0)."""
+    """``value`` through ``cycles`` registers (reset value 0; a struct as its bits)."""
+    value = Value.cast(value)
     for i in range(cycles):
         reg = Signal.like(value, name=f"{name}_d{i}", init=0)
         m.d.sync += reg.eq(value)
@@ -115,43 +116,28 @@ class Miter(wiring.Component):
         return m
 
 
-class PEMiter(wiring.Component):
-    """Two processing elements (``hdl.mxu_pe``) of the same timing, driven alike.
+class PETop(wiring.Component):
+    """A processing element in a clock domain without reset, its ports passed through: the
+    netlist ``sim.formal pe`` compares (in the MXU, no processing element register's reset
+    value is ever used: a tile is loaded before the first row, and rows carry valid tags).
 
-    ``ok`` is high while every output of ``dut`` equals ``ref``'s, from cycle ``latency``
-    on (``mul_stages + add_stages + 1``: before that their pipeline registers hold their
-    initial values, which differ between datapaths and stand for no input). The weight
-    registers load from the free inputs, so any weight is one cycle away: a trace of
-    ``latency + 2`` cycles reaches every weight with every operand and partial sum, which
-    makes that depth complete (docs/formal.md).
+    ``mutant`` (test only): ``psum_out`` bit 0 flipped in the cycle after ``x_in`` held it.
     """
 
-    def __init__(self, dut, ref):
-        if inputs_of(dut) != inputs_of(ref) or outputs_of(dut) != outputs_of(ref):
-            raise ValueError("dut and ref must have the same ports")
-        if (dut.mul.latency, dut.add.latency) != (ref.mul.latency, ref.add.latency):
-            raise ValueError("dut and ref must have the same mul_stages and add_stages")
-        self.dut, self.ref = dut, ref
-        self.latency = dut.mul.latency + dut.add.latency + 1
-        outputs = outputs_of(dut)
-        super().__init__({**{n: In(s) for n, s in inputs_of(dut).items()}, "ok": Out(1),
-                          **{f"dut_{n}": Out(s) for n, s in outputs.items()},
-                          **{f"ref_{n}": Out(s) for n, s in outputs.items()}})
+    def __init__(self, pe, mutant: int | None = None):
+        self.pe, self.mutant = pe, mutant
+        super().__init__({**{n: In(s) for n, s in inputs_of(pe).items()},
+                          **{n: Out(s) for n, s in outputs_of(pe).items()}})
 
     def elaborate(self, platform):
         m = Module()
         m.domains.sync = ClockDomain("sync", reset_less=True)
-        m.submodules.dut, m.submodules.ref = self.dut, self.ref
-        for name in inputs_of(self.dut):
-            m.d.comb += [getattr(self.dut, name).eq(getattr(self, name)), getattr(self.ref, name).eq(getattr(self, name))]
-        count = Signal(range(self.latency + 1), init=0)
-        full = count == self.latency
-        with m.If(~full):
-            m.d.sync += count.eq(count + 1)
-        agree = []
-        for name in outputs_of(self.dut):
-            dut_out, ref_out = getattr(self, f"dut_{name}"), getattr(self, f"ref_{name}")
-            m.d.comb += [dut_out.eq(getattr(self.dut, name)), ref_out.eq(getattr(self.ref, name))]
-            agree.append(~full | (dut_out == ref_out))
-        m.d.comb += self.ok.eq(Cat(*agree).all())
+        m.submodules.pe = pe = self.pe
+        for name in inputs_of(pe):
+            m.d.comb += getattr(pe, name).eq(getattr(self, name))
+        for name in outputs_of(pe):
+            m.d.comb += getattr(self, name).eq(getattr(pe, name))
+        if self.mutant is not None:
+            hit = _delay(m, self.x_in == self.mutant, 1, "mutant_hit")
+            m.d.comb += self.psum_out.eq(pe.psum_out ^ hit)
         return m

@@ -37,6 +37,7 @@ UNITS = {
     "add": ("fp32 adder", ("add", dict(fmt="fp32", rounding="rne"))),
     "sr": ("SR fp32 -> bf16", ("rounder", dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"))),
     "pe": ("MXU PE", None),
+    "pe_fused": ("MXU PE, fused", None),
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
 }
@@ -49,13 +50,15 @@ PLAN = {
     "ecp5": [("bare", 0), ("mul_exact", 2), ("mul_rne", 4), ("add", 7), ("sr", 2), ("pe", (4, 7)),
              ("mul_exact", 1), ("add", 9), ("add", 5), ("pe", (6, 9)), ("mul_rne", 3), ("mul_exact", 4),
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
-             ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9))],
+             ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9)),
+             ("pe_fused", (2, 9)), ("pe_fused", (3, 9)), ("pe_fused", (4, 10)), ("pe_fused", (2, 6))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
-                                      "float", "params", "mxu_pe", "xorshift")),
+                                      "float", "params", "mxu_pe", "product", "product_adder",
+                                      "xorshift")),
             "golden/formats.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
            "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
@@ -78,8 +81,9 @@ def component(kind: str, stages):
     if kind == "fabric_add":
         return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
     if kind.startswith("pe"):
-        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
-        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}"
+        fused = kind == "pe_fused"
+        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], fused=fused)
+        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}" + "_fused" * fused
     unit, params = UNITS[kind][1]
     built, _ = BUILD[unit].build(**params, stages=stages)
     return built, module_name(BUILD[unit], built)
