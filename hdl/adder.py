@@ -172,6 +172,10 @@ class FPAdder(ArithmeticUnit):
         """
         return (self.rand_bits or 1) + 2
 
+    def _sum(self, big, small, sticky, subtract):
+        """The aligned significands' exact sum, ``big - small - sticky`` when subtracting."""
+        return Mux(subtract, big - small - sticky, big + small)
+
     def _steps(self, m, prefix, steps, value, dropped, amount, carry, left=False):
         """One half of a shifter (``_shift_steps``), a fine cut point (``_fine_names``) after
         each step but the last, ``carry`` (a dict) travelling alongside; returns the shifted
@@ -240,7 +244,7 @@ class FPAdder(ArithmeticUnit):
 
         big = Cat(Const(0, g), v["sig_l"])
         total = Signal(g + p + 1)
-        m.d.comb += total.eq(Mux(v["subtract"], big - v["small"] - v["sticky"], big + v["small"]))
+        m.d.comb += total.eq(self._sum(big, v["small"], v["sticky"], v["subtract"]))
         side = {k: v[k] for k in side if k != "subtract"}
         v = cut(m, "sum", total=total, sticky=v["sticky"], **side)
         side = {k: v[k] for k in side}

@@ -245,6 +245,17 @@ def markdown(rows) -> str:
     return "\n".join(out)
 
 
+def csv_rows(path: Path) -> list[dict]:
+    """The measured rows of a ``timing.csv`` as ``run`` returns them (stages ``m4a10`` as
+    ``[4, 10]``, figures as numbers)."""
+    rows = []
+    for r in csv.DictReader(path.open()):
+        pe = r["stages"].startswith("m")
+        stages = [int(x) for x in r["stages"][1:].split("a")] if pe else int(r["stages"])
+        rows.append({**r, "stages": stages, "fmax_mhz": float(r["fmax_mhz"])})
+    return rows
+
+
 def fit(rows, model: dict) -> dict:
     """Least-squares fit of each architecture's coefficients to the measured periods; the
     critical segment is re-chosen under the new coefficients until it settles. With fewer
@@ -293,9 +304,19 @@ def main(argv=None) -> int:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
     parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
+    parser.add_argument("--fit-only", action="store_true",
+                        help="refit hdl/timing_model.json from every row of --docs/timing.csv, run nothing")
     parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe or add:9,pe:6x9 (default all of "
                         f"{', '.join(UNITS)})")
     args = parser.parse_args(argv)
+    if args.fit_only:
+        model = fit(csv_rows(args.docs / "timing.csv"), timing.load_model())
+        timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
+        for arch, c in model.items():
+            print(f"{arch}: " + ", ".join(f"{k} {c[k]}" for k in timing.COEFFICIENTS) + f" ({c['source']}, "
+                  f"rms error {c['rms_error_pct']} %)")
+        print(f"wrote {timing.MODEL_PATH}")
+        return 0
     arches = args.arch.split(",")
     bad = [a for a in arches if a not in PLAN]
     if bad:

@@ -4,6 +4,7 @@ model and ``python -m hdl.build --target-mhz``."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import Module, Signal
@@ -129,3 +130,27 @@ def test_target_mhz_picks_the_smallest_predicted_depth(tmp_path):
 def test_target_mhz_errors(args, message, tmp_path):
     proc = _cli(*args, cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_measured_target_is_never_refused():
+    """Every Fmax docs/timing.csv measured for a unit is a target ``--target-mhz`` accepts,
+    whatever the model predicts (the model is refused to have the last word)."""
+    import csv
+
+    from hdl.build import UNITS, build_for
+    from synth.timing import UNITS as KINDS
+    for row in csv.DictReader((Path(__file__).parent.parent / "docs" / "timing.csv").open()):
+        design = KINDS[row["kind"]][1]
+        if row["arch"] != "ecp5" or design is None:
+            continue
+        unit, params = UNITS[design[0]], design[1]
+        component, _, facts = build_for(unit, params, "ecp5", float(row["fmax_mhz"]))
+        timing.unused(component)
+        reached = facts["achieved_mhz"] if facts["achieved_mhz"] is not None else facts["predicted_mhz"]
+        assert reached >= float(row["fmax_mhz"]), (row["module"], facts)
+
+
+def test_target_mhz_prints_predicted_and_measured(tmp_path):
+    proc = _cli("mul", "--target-mhz", "140", "--arch", "ecp5", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "predicted" in proc.stdout and "measured 141.62 MHz (docs/timing.csv)" in proc.stdout
