@@ -32,7 +32,7 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "clock_mhz", "floorplan", "harness", "keep",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "clock_mhz", "floorplan", "harness", "keep",
            "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "seconds", "seed", "tools", "note"]
 #: Yosys command (before synthesis) marking the flip-flops of the weight path (``wload*``: a
@@ -53,21 +53,23 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
 
 
 def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz: float,
-        floorplan: str = "none") -> dict:
+        floorplan: str = "none", seed: int | None = None) -> dict:
     """One place and route of the MXU ``size`` on ``arch``'s board with its clock constrained
     to ``clock_mhz`` and its multipliers pinned by ``floorplan`` (``dsp`` or ``none``; cached
     by design, constraint, floorplan, source and tool versions)."""
     from .pnr import SEED, place_and_route
 
+    seed = SEED if seed is None else seed
     rows, cols, mul_stages, add_stages = size
     unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
     # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
     # of synth.timing do not depend on it).
     script = yosys_script(mxu_plan(rows, cols)) if floorplan == "dsp" else ""
-    settings = [arch, size, SEED, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])
+    settings = [arch, size, seed, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])
     key_text = json.dumps(settings) + "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    name = f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "") + "_k"
+    name = (f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "") + "_k"
+            + ("" if seed == SEED else f"_seed{seed}"))
     path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
     if path.exists():
         return json.loads(path.read_text())
@@ -75,12 +77,12 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
               "clock_mhz": clock_mhz, "floorplan": floorplan, "harness": "scrambled", "keep": "weight path",
-              "latency": unit.latency, "seed": SEED, "tools": tools()}
+              "pe": "fused" if unit.fused_pe else "generic", "latency": unit.latency, "seed": seed, "tools": tools()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
                                       script_after_read=KEEP_WEIGHT_PATH, script_after_synth=script,
-                                      scramble=True)
+                                      scramble=True, seed=seed)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -117,11 +119,22 @@ def cached(cache: Path) -> list[dict]:
     return [newest[k] for k in sorted(newest)]
 
 
+#: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
+KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "clock_mhz", "floorplan", "harness", "keep", "seed"]
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
+    """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (rows from before the ``pe`` column
+    were all of the generic processing element)."""
+    key = lambda r: tuple(str(r.get(k)) for k in KEY)       # noqa: E731
+    old = [{"pe": "generic", **{k: v for k, v in r.items() if v != "" or k != "pe"}}
+           for r in (csv.DictReader(path.open()) if path.exists() else [])]
+    merged = {key(r): r for r in old}
+    merged.update({key(r): r for r in rows})
     out = io.StringIO()
     writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(merged.values())
     write_text(path, out.getvalue())
 
 
@@ -141,7 +154,13 @@ def main(argv=None) -> int:
                         help="dsp: pin each PE's multiplier to a DSP site in array order (ecp5 "
                              "only, its default); none: nextpnr picks the sites (ice40's default)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
+    parser.add_argument("--seeds", default="1", metavar="S,S,...",
+                        help="nextpnr seeds, each size placed and routed with each (default 1)")
     args = parser.parse_args(argv)
+    try:
+        seeds = sorted({int(s) for s in args.seeds.split(",")})
+    except ValueError:
+        parser.error(f"--seeds {args.seeds}: give integers, e.g. 1,2,3")
     if args.clock_mhz is not None and not 10 <= args.clock_mhz <= 500:
         parser.error(f"--clock-mhz must be in 10..500, not {args.clock_mhz:g}")
     clock_mhz = args.clock_mhz or TARGET_MHZ[args.arch]
@@ -158,10 +177,10 @@ def main(argv=None) -> int:
                 parser.error(f"--sizes {rows}x{cols}: {error} (--floorplan none leaves the sites to nextpnr)")
     check_output(args.csv, "--csv")
     check_output(args.cache, "--cache", folder=True)
-    with progress(len(sizes), "place and route", "design") as bar:
-        for size in sizes:
-            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan)
-            bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} "
+    with progress(len(sizes) * len(seeds), "place and route", "design") as bar:
+        for size, seed in ((size, seed) for size in sizes for seed in seeds):
+            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed)
+            bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
                       f"(clock {clock_mhz:g} MHz, floorplan {floorplan}): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))

@@ -185,18 +185,18 @@ def check_synthesis_log(log: str) -> None:
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
                     clock_mhz: float | None = None, script_after_read: str = "", script_after_synth: str = "",
-                    scramble: bool = False) -> dict:
+                    scramble: bool = False, seed: int = SEED) -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
     (``-dsp`` maps iCE40 multiplies onto SB_MAC16); ``clock_mhz``: the clock constraint
     nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``);
     ``script_after_read`` / ``script_after_synth``: Yosys commands run before synthesis and
     on the mapped netlist (``synth.mxu_pnr``'s kept registers, ``synth.floorplan``);
-    ``scramble``: ``FmaxHarness``'s option."""
+    ``scramble``: ``FmaxHarness``'s option; ``seed``: nextpnr's."""
     platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit, scramble=scramble), name="top", build_dir=str(build_dir), do_build=False,
-                          nextpnr_opts=f"--timing-allow-fail --seed {SEED}", synth_opts=synth_opts,
+                          nextpnr_opts=f"--timing-allow-fail --seed {seed}", synth_opts=synth_opts,
                           script_after_read=script_after_read, script_after_synth=script_after_synth)
     plan.execute_local(str(build_dir), env=tool_env())
     check_synthesis_log((build_dir / "top.rpt").read_text())

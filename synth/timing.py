@@ -15,6 +15,7 @@ import csv
 import fcntl
 import hashlib
 import importlib.metadata
+import io
 import json
 import time
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.cli import Parser, build_dir, check_output, command, progress
+from golden.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl import timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,8 @@ PLAN = {
              ("mul_exact", 1), ("add", 9), ("add", 5), ("pe", (6, 9)), ("mul_rne", 3), ("mul_exact", 4),
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9)),
-             ("pe_fused", (2, 9)), ("pe_fused", (3, 9)), ("pe_fused", (4, 10)), ("pe_fused", (2, 6))],
+             ("pe_fused", (4, 10)), ("pe_fused", (4, 7)), ("pe_fused", (4, 5)), ("pe_fused", (4, 8)),
+             ("pe_fused", (4, 6)), ("pe_fused", (3, 7))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
@@ -118,28 +120,32 @@ def _locked(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
-    """One place and route (cached by design, source and tool versions)."""
+def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None) -> dict:
+    """One place and route (cached by design, seed, source and tool versions). Runs with
+    another seed than ``pnr.SEED`` are cached apart: the tables show seed ``pnr.SEED``."""
     from .pnr import SEED, place_and_route
+    seed = SEED if seed is None else seed
     unit, name = component(kind, stages)
-    key_text = json.dumps([arch, kind, stages, SEED, tools()])
+    key_text = json.dumps([arch, kind, stages, seed, tools()])
     for path in HARDWARE if kind not in REFERENCES else ["synth/pnr.py", "synth/significand.py"]:
         key_text += (ROOT / path).read_text()
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    path = cache / f"{arch}_{name}_{kind}_{key}.json"
+    tag = "" if seed == SEED else f"seed{seed}_"
+    path = cache / f"{arch}_{name}_{kind}_{tag}{key}.json"
     if path.exists():
         return json.loads(path.read_text())
     start = time.perf_counter()
+    work = cache / "work" / f"{arch}_{kind}_{name}{'_' + tag[:-1] if tag else ''}"
     with _locked(lock):
-        figures = place_and_route(unit, arch, cache / "work" / f"{arch}_{kind}_{name}",
-                                  synth_opts="-dsp" if kind.endswith("_dsp") else "", details=True)
+        figures = place_and_route(unit, arch, work, synth_opts="-dsp" if kind.endswith("_dsp") else "",
+                                  details=True, seed=seed)
     unit, _ = component(kind, stages)
     timing.unused(unit)
     cells = figures.pop("cells")
     if arch == "ecp5":
         lut, ff, dsp = cells.get("TRELLIS_COMB", 0), cells.get("TRELLIS_FF", 0), cells.get("MULT18X18D", 0)
     else:
-        rpt = (cache / "work" / f"{arch}_{kind}_{name}" / "top.rpt").read_text()
+        rpt = (work / "top.rpt").read_text()
         lut = cells.get("ICESTORM_LC", 0)
         ff = sum(int(n) for n, cell in _rpt_cells(rpt) if cell.startswith("SB_DFF"))
         dsp = cells.get("ICESTORM_DSP", 0)
@@ -148,7 +154,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock) -> dict:
               "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
               "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
-              "seed": SEED, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
+              "seed": seed, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result
@@ -235,6 +241,40 @@ def write_outputs(rows, docs: Path):
     plt.close(fig)
 
 
+def _seeds(parser, text):
+    if text is None:
+        return []
+    try:
+        seeds = sorted({int(s) for s in text.split(",")})
+    except ValueError:
+        parser.error(f"--seeds {text}: give integers, e.g. 1,2,3")
+    if not all(0 <= s < 2 ** 31 for s in seeds):
+        parser.error(f"--seeds {text}: each in 0..2147483647")
+    return seeds
+
+
+SEED_COLUMNS = ["arch", "module", "seed", "fmax_mhz", "lut", "ff", "path_from", "path_to", "tools"]
+
+
+def write_seeds(runs: list[dict], path: Path) -> str:
+    """Merge ``runs`` into the per-seed CSV at ``path`` (a row per part, module and seed: a
+    rerun replaces its row, the others stay); return each design's median, min and max."""
+    key = lambda r: (r["arch"], r["module"], int(r["seed"]))       # noqa: E731
+    merged = {key(r): r for r in (csv.DictReader(path.open()) if path.exists() else [])}
+    merged.update({key(r): {c: r[c] for c in SEED_COLUMNS} for r in runs})
+    out = io.StringIO()
+    writer = csv.DictWriter(out, SEED_COLUMNS)
+    writer.writeheader()
+    writer.writerows(merged[k] for k in sorted(merged))
+    write_text(path, out.getvalue())
+    lines = ["| part | design | seeds | Fmax median MHz | min | max |", "|---|---|---|---|---|---|"]
+    for arch, module in sorted({(r["arch"], r["module"]) for r in runs}):
+        fmax = sorted(float(r["fmax_mhz"]) for k, r in merged.items() if k[:2] == (arch, module))
+        lines.append(f"| {arch} | {module} | {len(fmax)} | {float(np.median(fmax)):.1f} | {fmax[0]:.1f} | "
+                     f"{fmax[-1]:.1f} |")
+    return "\n".join(lines)
+
+
 def markdown(rows) -> str:
     out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | DSP |",
            "|---|---|---|---|---|---|---|---|---|---|"]
@@ -304,6 +344,9 @@ def main(argv=None) -> int:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
     parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
+    parser.add_argument("--seeds", default=None, metavar="S,S,...",
+                        help="also place and route with these nextpnr seeds (e.g. 1,2,3): each design's median, "
+                             "min and max go to --docs/timing-seeds.csv (merged by part, module and seed)")
     parser.add_argument("--fit-only", action="store_true",
                         help="refit hdl/timing_model.json from every row of --docs/timing.csv, run nothing")
     parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe or add:9,pe:6x9 (default all of "
@@ -333,6 +376,7 @@ def main(argv=None) -> int:
     if not plan:
         parser.error(f"--only {args.only}: no design of the plan on {args.arch}")
     check_output(args.docs, "--docs", folder=True)
+    seeds = _seeds(parser, args.seeds)
     rows = []
     model = timing.load_model()
     with progress(len(plan), "place and route", "design") as bar:
@@ -354,6 +398,10 @@ def main(argv=None) -> int:
             write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
     if not rows:
         raise ValueError("no results: " + ("nothing of the plan is cached" if args.cached_only else "every run failed"))
+    if seeds:
+        runs = [run(arch, kind, stages, args.cache, args.lock, seed)
+                for arch, kind, stages in plan for seed in seeds]
+        print(write_seeds(runs, args.docs / "timing-seeds.csv"))
     if args.fit:
         model = fit(cached_rows(args.cache), model)
         timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")

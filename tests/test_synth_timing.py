@@ -267,3 +267,34 @@ def test_significand_adder_rejects_a_bad_width():
 
     with pytest.raises(ValueError, match="width"):
         SignificandAdder(width=1)
+
+
+def test_seed_rows_merge_by_part_module_and_seed(tmp_path):
+    from synth.timing import write_seeds
+    path = tmp_path / "timing-seeds.csv"
+    row = dict(arch="ecp5", module="m", lut=1, ff=2, path_from="a", path_to="b", tools="t")
+    write_seeds([{**row, "seed": s, "fmax_mhz": f} for s, f in ((1, 100.0), (2, 110.0))], path)
+    table = write_seeds([{**row, "seed": 3, "fmax_mhz": 90.0}, {**row, "seed": 1, "fmax_mhz": 105.0}], path)
+    assert "| ecp5 | m | 3 | 105.0 | 90.0 | 110.0 |" in table          # seed 1 replaced, seed 2 kept
+    assert len(path.read_text().splitlines()) == 4
+
+
+def test_mxu_pnr_csv_merges_by_key(tmp_path):
+    import csv
+
+    from synth.mxu_pnr import write_csv
+    path = tmp_path / "mxu.csv"
+    base = dict(arch="ecp5", rows=2, cols=2, mul_stages=1, add_stages=1, clock_mhz=300, floorplan="dsp",
+                harness="scrambled", keep="weight path", seed=1)
+    write_csv([{**base, "fmax_mhz": 100}], path)                   # a row from before the pe column
+    rows = list(csv.DictReader(path.open()))
+    rows[0]["pe"] = ""
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, rows[0].keys())
+        writer.writeheader()
+        writer.writerows(rows)
+    write_csv([{**base, "pe": "fused", "fmax_mhz": 120}], path)
+    rows = list(csv.DictReader(path.open()))
+    assert [(r["pe"], r["fmax_mhz"]) for r in rows] == [("generic", "100"), ("fused", "120")]
+    write_csv([{**base, "pe": "fused", "fmax_mhz": 130}], path)      # a rerun replaces its own row only
+    assert [r["fmax_mhz"] for r in csv.DictReader(path.open())] == ["100", "130"]
