@@ -83,10 +83,13 @@ def configurations(quick: bool = False) -> list[dict]:
             out.append(_config("c", "sr", "rounder", {"rounding": "sr", "sr_bits": sr_bits, "stages": stages},
                                label=f"SR fp32->bf16 sr_bits {sr_bits} s{stages}"))
     out.append(_config("c", "sr", "rounder", {"rounding": "sr-half", "stages": 0}, label="SR fp32->bf16 sr-half s0"))
-    for mul, add in ((0, 0), (1, 1)):
-        out.append(_config("c", "pe", "pe", {"mul_stages": mul, "add_stages": add}, label=f"MXU PE m{mul}a{add}"))
-    out.append(_config("c", "pe_fp8", "pe", {"in_fmt": "fp8_e4m3fn", "mul_stages": 0, "add_stages": 0},
-                       label="MXU PE fp8_e4m3fn inputs m0a0"))
+    for fused, kind, name in ((False, "pe", "MXU PE"), (True, "pe_fused", "MXU PE, fused")):
+        for mul, add in ((0, 0), (1, 1)):
+            out.append(_config("c", kind, "pe", {"mul_stages": mul, "add_stages": add, "fused": fused},
+                               label=f"{name} m{mul}a{add}"))
+        out.append(_config("c", kind.replace("pe", "pe_fp8"), "pe",
+                           {"in_fmt": "fp8_e4m3fn", "mul_stages": 0, "add_stages": 0, "fused": fused},
+                           label=f"{name} fp8_e4m3fn inputs m0a0"))
     for size in (1, 2, 4, 8):
         for mul, add in ((0, 0), (1, 1)):
             out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
@@ -106,7 +109,7 @@ def _component(config):
         return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
     if unit == "pe":
         pe = ProcessingElement(**params)
-        return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}"
+        return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
     component, _ = UNITS[unit].build(**params)
     return component, module_name(UNITS[unit], component)
 
