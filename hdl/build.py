@@ -175,13 +175,23 @@ def module_name(unit: Unit, component) -> str:
 
 
 def to_verilog(component, name: str) -> str:
-    """The component as Verilog module ``name``, its ports in signature order."""
-    text = verilog.convert(component, name=name, emit_src=False)
+    """The component as Verilog module ``name``, its ports in signature order. An MXU's
+    processing elements are one module, ``NAME_pe``, instantiated ``rows * cols`` times
+    (written after the array's own modules)."""
+    pe_text = ""
+    if isinstance(component, MXU):
+        pe_text = verilog.convert(component.processing_element(), name=f"{name}_pe", emit_src=False)
+        component.instance_processing_elements(f"{name}_pe", reset=_has_port(pe_text, f"{name}_pe", "rst"))
+    text = verilog.convert(component, name=name, emit_src=False) + pe_text
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 
+def _has_port(text: str, name: str, port: str) -> bool:
+    return any(p["name"] == port for p in ports_of(text, name))
+
+
 def _clocked(text: str, name: str) -> bool:
-    return any(p["name"] == "clk" for p in ports_of(text, name))
+    return _has_port(text, name, "clk")
 
 
 def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:

@@ -23,7 +23,9 @@ add, accumulator add and output rounding of the rows that left the array since t
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, unsigned
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -35,6 +37,7 @@ from .adder import FPAdder
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .stochastic_rounder import StochasticRounder
+from .timing import unused
 from .xorshift import Xorshift32
 
 __all__ = ["MXU"]
@@ -251,9 +254,7 @@ class MXU(wiring.Component):
         # The array: advances every cycle.
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
-        pes = [[ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                  add_stages=self.add_stages, fused=self.fused_pe)
-                for _ in range(n_cols)] for _ in range(k_rows)]
+        pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than
@@ -265,7 +266,6 @@ class MXU(wiring.Component):
                 x, sel = x_r, sel_r
             for j in range(n_cols):
                 pe = pes[k][j]
-                m.submodules[f"pe_{k}_{j}"] = pe
                 above = pes[k - 1][j] if k else None
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
                              pe.psum_in.eq(above.psum_out if above else 0),
@@ -323,6 +323,35 @@ class MXU(wiring.Component):
         with m.If(advance):
             m.d.sync += [y_valid.eq(out_fifo.r_rdy), y_data.eq(out_fifo.r_data)]
         return m
+
+    def processing_element(self) -> ProcessingElement:
+        """One of the array's (identical) processing elements, unelaborated."""
+        return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
+                                 add_stages=self.add_stages, fused=self.fused_pe)
+
+    def instance_processing_elements(self, module: str, reset: bool) -> None:
+        """Elaborate each processing element as an instance of the Verilog module ``module``
+        (``processing_element()`` converted on its own; ``reset``: it has an ``rst`` port),
+        so the array's Verilog holds one module per distinct element, not one per element."""
+        self._pe_module = (module, reset)
+
+    _pe_module = None
+
+    def _processing_element(self, m, k, j):
+        """Processing element ``(k, j)`` added to ``m``: the component, or an instance of
+        ``instance_processing_elements``'s module with a signal per port."""
+        pe = self.processing_element()
+        if self._pe_module is None:
+            m.submodules[f"pe_{k}_{j}"] = pe
+            return pe
+        module, reset = self._pe_module
+        unused(pe)                                      # only its signature is used
+        members = pe.signature.members
+        ports = SimpleNamespace(**{n: Signal(member.shape, name=f"pe_{k}_{j}_{n}") for n, member in members.items()})
+        connections = {("i_" if member.flow == In else "o_") + n: getattr(ports, n) for n, member in members.items()}
+        m.submodules[f"pe_{k}_{j}"] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
+                                               **connections)
+        return ports
 
     def _weight_writes(self, m, we, row, buf, values):
         """The weight writes as they travel down each column: ``writes[k][j]``, the
