@@ -206,8 +206,16 @@ def finish_rows(rows, model) -> list[dict]:
     return out
 
 
-def write_outputs(rows, docs: Path):
-    rows = sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
+def write_outputs(rows, docs: Path, model: dict) -> list[dict]:
+    """``rows`` merged into ``docs``'s timing.csv by part, kind and module (a rerun replaces
+    its row, every other stays), ratios and predictions (``finish_rows``) over the merged
+    table, the plot redrawn from it; returns the merged rows."""
+    path = docs / "timing.csv"
+    key = lambda r: (r["arch"], r["kind"], r["module"])       # noqa: E731
+    merged = {key(r): r for r in (csv_rows(path) if path.exists() else [])}
+    merged.update({key(r): r for r in rows})
+    rows = sorted(finish_rows(list(merged.values()), model),
+                  key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
     docs.mkdir(parents=True, exist_ok=True)
     with (docs / "timing.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
@@ -239,6 +247,7 @@ def write_outputs(rows, docs: Path):
     fig.tight_layout()
     fig.savefig(docs / "timing-fmax-vs-stages.png", dpi=110)
     plt.close(fig)
+    return rows
 
 
 def _seeds(parser, text):
@@ -292,7 +301,7 @@ def csv_rows(path: Path) -> list[dict]:
     for r in csv.DictReader(path.open()):
         pe = r["stages"].startswith("m")
         stages = [int(x) for x in r["stages"][1:].split("a")] if pe else int(r["stages"])
-        rows.append({**r, "stages": stages, "fmax_mhz": float(r["fmax_mhz"])})
+        rows.append({**r, "stages": stages, "fmax_mhz": float(r["fmax_mhz"]), "latency": int(r["latency"] or 0)})
     return rows
 
 
@@ -395,7 +404,7 @@ def main(argv=None) -> int:
             rows.append(result)
             bar.write(f"{arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency {result['latency']}, "
                       f"LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}")
-            write_outputs(finish_rows(cached_rows(args.cache), model), args.docs)
+            write_outputs(cached_rows(args.cache), args.docs, model)
     if not rows:
         raise ValueError("no results: " + ("nothing of the plan is cached" if args.cached_only else "every run failed"))
     if seeds:
@@ -406,8 +415,7 @@ def main(argv=None) -> int:
         model = fit(cached_rows(args.cache), model)
         timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
         print(f"wrote {timing.MODEL_PATH}")
-    rows = finish_rows(cached_rows(args.cache), model)
-    write_outputs(rows, args.docs)
+    rows = write_outputs(cached_rows(args.cache), args.docs, model)
     print(markdown(rows))
     return 0
 

@@ -298,3 +298,19 @@ def test_mxu_pnr_csv_merges_by_key(tmp_path):
     assert [(r["pe"], r["fmax_mhz"]) for r in rows] == [("generic", "100"), ("fused", "120")]
     write_csv([{**base, "pe": "fused", "fmax_mhz": 130}], path)      # a rerun replaces its own row only
     assert [r["fmax_mhz"] for r in csv.DictReader(path.open())] == ["100", "130"]
+
+
+def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
+    """A partial run replaces its own rows of timing.csv and keeps every other one."""
+    import shutil
+
+    from synth.timing import csv_rows, write_outputs
+    shutil.copy(Path(__file__).parent.parent / "docs" / "timing.csv", tmp_path / "timing.csv")
+    before = csv_rows(tmp_path / "timing.csv")
+    rerun = {**before[3], "fmax_mhz": 99.5}
+    write_outputs([rerun], tmp_path, timing.load_model())
+    after = csv_rows(tmp_path / "timing.csv")
+    assert len(after) == len(before) and (tmp_path / "timing-fmax-vs-stages.png").exists()
+    changed = [r for r in after if r["fmax_mhz"] != next(b for b in before if (b["arch"], b["kind"], b["module"])
+                                                        == (r["arch"], r["kind"], r["module"]))["fmax_mhz"]]
+    assert [(r["module"], r["fmax_mhz"]) for r in changed] == [(rerun["module"], 99.5)]
