@@ -259,21 +259,11 @@ class MXU(wiring.Component):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than
             # from the controller's swap logic (the 8x8's critical path without it).
-            x = x_row[k]
+            x, sel = x_row[k], x_sel
             for d in range(1 + k * lp):
-                x_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}")
-                m.d.sync += x_r.eq(x)
-                x = x_r
-            # The tag is one signal for every row: per-row skew chains of it would be copies
-            # of one delay line, which synthesis merges, so that a flip-flop placed by one PE
-            # feeds another rows away (a placed 8x8's and 9x9's critical path). It enters row
-            # 0 through its entry register and each next row from the row above's first PE,
-            # lp - 1 registers later: the same delays, every register feeding a neighbour.
-            sel, taps = (x_sel, 1) if k == 0 else (pes[k - 1][0].sel_out, lp - 1)
-            for d in range(taps):
-                sel_r = Signal(name=f"tag{k}_{d}")
-                m.d.sync += sel_r.eq(sel)
-                sel = sel_r
+                x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
+                m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
+                x, sel = x_r, sel_r
             for j in range(n_cols):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
