@@ -13,7 +13,7 @@ from pathlib import Path
 
 from amaranth.sim import Simulator
 
-from golden.cli import Parser, check_output, command, write_text
+from golden.cli import Parser, build_dir, check_output, command, write_text
 from hdl.mxu import MXU
 
 #: name -> (caption, w rows, x rows as (label, swap), y.ready per cycle, x held back until cycle, cycles)
@@ -93,7 +93,9 @@ def wavedrom(caption: str, trace: list[dict]) -> dict:
 @command("python -m sim.mxu_waves")
 def main(argv=None) -> int:
     parser = Parser(prog="python -m sim.mxu_waves", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("docs"), help="folder for the JSON and SVG (default docs/)")
+    out = build_dir("results", "mxu-waves")
+    parser.add_argument("--out", type=Path, default=out,
+                        help=f"folder for the JSON and SVG (default {out}; --out docs publishes)")
     args = parser.parse_args(argv)
     check_output(args.out, "--out", folder=True)
     import wavedrom as renderer

@@ -19,7 +19,6 @@ from golden.cli import Parser, build_dir, check_output, command, write_text
 
 from . import flows
 
-ROOT = Path(__file__).resolve().parent.parent
 
 #: Unit -> (label, ``hdl.build``'s ``mul`` options).
 UNITS = {
@@ -88,8 +87,9 @@ def markdown(rows) -> str:
 @command("python -m synth.area_breakdown")
 def main(argv=None) -> int:
     parser = Parser(prog="python -m synth.area_breakdown", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "area-breakdown.csv",
-                        help="CSV to write (default docs/area-breakdown.csv)")
+    out = build_dir("results", "area-breakdown.csv")
+    parser.add_argument("--out", type=Path, default=out,
+                        help=f"CSV to write (default {out}; --out docs/area-breakdown.csv publishes)")
     args = parser.parse_args(argv)
     check_output(args.out, "--out")
     rows = breakdown(build_dir("area-breakdown"))

@@ -145,8 +145,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", default="2x2:m6a9", help="comma-separated RxC:mMaA (default 2x2:m6a9)")
     parser.add_argument("--cache", type=Path, default=build_dir("results", "mxu-pnr"),
                         help="run cache (default build/results/mxu-pnr)")
-    parser.add_argument("--csv", type=Path, default=ROOT / "docs" / "mxu-pnr.csv",
-                        help="CSV of every cached run (default docs/mxu-pnr.csv)")
+    parser.add_argument("--csv", type=Path, default=build_dir("results", "mxu-pnr.csv"),
+                        help="CSV the runs are merged into by key (default build/results/mxu-pnr.csv; "
+                             "--csv docs/mxu-pnr.csv publishes)")
     parser.add_argument("--clock-mhz", type=float, default=None,
                         help="clock constraint for nextpnr's timing-driven placement, 10..500 "
                              "(default 300 on ecp5, 100 on ice40: above every design)")
