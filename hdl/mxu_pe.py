@@ -14,7 +14,7 @@ from .params import check_exact_products, format_param, int_param
 from .product import ExactProduct
 from .product_adder import ProductAdder
 
-__all__ = ["ProcessingElement", "check_exact_products", "check_pe_stages", "pe_units"]
+__all__ = ["ProcessingElement", "check_pe_stages", "pe_units"]
 
 
 def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0):
