@@ -27,7 +27,7 @@ from .adder import FPAdder
 from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
-from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports
+from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
 from .product import ExactProduct
 from .product_adder import ProductAdder
 from .stochastic_rounder import StochasticRounder
@@ -182,7 +182,7 @@ def to_verilog(component, name: str) -> str:
     if isinstance(component, MXU):
         pe_text = verilog.convert(component.processing_element(), name=f"{name}_pe", emit_src=False)
         component.instance_processing_elements(f"{name}_pe", reset=_has_port(pe_text, f"{name}_pe", "rst"))
-    text = verilog.convert(component, name=name, emit_src=False) + pe_text
+    text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + pe_text)
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 

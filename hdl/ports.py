@@ -10,7 +10,7 @@ import re
 from amaranth.hdl import ValueCastable
 from amaranth.lib import data, wiring
 
-__all__ = ["signature_ports", "order_ports", "ports_of", "escaped_ports", "instantiation_template"]
+__all__ = ["signature_ports", "order_ports", "unindexed_names", "ports_of", "escaped_ports", "instantiation_template"]
 
 #: Ports Amaranth adds for the ``sync`` clock domain, first in every module that has one.
 CLOCK_PORTS = {"clk": "clock, rising edge", "rst": "synchronous reset, active high"}
@@ -62,6 +62,24 @@ def _header(text: str, name: str):
 def escaped_ports(text: str, name: str) -> set[str]:
     """Ports the Verilog names as escaped identifiers (SystemVerilog keywords such as ``rand``)."""
     return {p.strip()[1:] for p in _header(text, name)[1].split(",") if p.strip().startswith("\\")}
+
+
+#: An escaped identifier ending in a bit index, ``\\flags[0] ``: Amaranth names each element
+#: of an array-shaped signal so. Yosys's ABC9 (``synth_ecp5``, ``synth_ice40``) names the bits
+#: of the wire ``flags`` the same way and stops on the clash ("Assert count_id(wire->name) ==
+#: 0", a known Yosys bug).
+_INDEXED_NAME = re.compile(r"\\([A-Za-z_][\w.$]*)\[(\d+)\] ")
+
+
+def unindexed_names(text: str) -> str:
+    """``text`` with every escaped identifier ``\\NAME[I] `` renamed ``\\NAME.I `` (an
+    element of an array-shaped signal), so that no wire's name looks like another's bit;
+    a ``ValueError`` if a new name is taken."""
+    renamed = _INDEXED_NAME.sub(lambda m: f"\\{m[1]}.{m[2]} ", text)
+    taken = {f"{m[1]}.{m[2]}" for m in _INDEXED_NAME.finditer(text)} & set(re.findall(r"\\(\S+) ", text))
+    if taken:
+        raise ValueError(f"cannot rename array elements: {sorted(taken)[:3]} already exist")
+    return renamed
 
 
 def order_ports(text: str, name: str, order: list[str]) -> str:

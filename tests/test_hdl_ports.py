@@ -100,3 +100,17 @@ def test_sr_half_has_one_name_and_one_manifest(tmp_path):
     assert one == plain and plain["parameters"]["sr_bits"] is None and plain["rand_bits"] == 1
     with pytest.raises(ValueError, match="sr_bits=3: sr-half uses one random bit"):
         UNITS["rounder"].build(rounding="sr-half", sr_bits=3)
+
+
+def test_mxu_verilog_goes_through_yosys_abc9(tmp_path):
+    """Amaranth names the elements of array-shaped signals ``\\flags[0] ``; read back, such a
+    wire clashes with ABC9's name for bit 0 of ``flags`` and ``synth_ecp5`` stops on an
+    assertion. The generated Verilog renames them (``\\flags.0 ``) and synthesises."""
+    from synth.flows import yosys_command
+    v_path, manifest = _build(tmp_path, "mxu", rows=1, cols=2, acc_depth=2)
+    text = v_path.read_text()
+    assert "\\flags.0 " in text and "\\flags[0] " not in text
+    (tmp_path / "synth.ys").write_text(f"read_verilog {v_path.name}\nsynth_ecp5 -top {manifest['module']}\n")
+    proc = subprocess.run([*yosys_command(), "-q", "-l", "yosys.log", "synth.ys"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, (tmp_path / "yosys.log").read_text()[-1500:]
