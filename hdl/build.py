@@ -27,6 +27,7 @@ from .adder import FPAdder
 from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .floorplan import script_paths, write_scripts
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
 from .product import ExactProduct
 from .product_adder import ProductAdder
@@ -218,7 +219,8 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None = None) -> tuple[Path, Path]:
     """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
-    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``."""
+    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``;
+    an MXU's also its synthesis scripts (``floorplan.write_scripts``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
@@ -228,6 +230,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
+    if isinstance(component, MXU):
+        write_scripts(component.rows, component.cols, name, out_dir)
     return v_path, j_path
 
 
@@ -386,7 +390,9 @@ def main(argv=None) -> int:
             parser.error(f"{unit.key}: {error}")
     for unit, component, values, facts in built:
         v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
-        print(f"wrote {v_path}, {j_path.name} and {v_path.stem}_inst.v")
+        scripts = script_paths(component.rows, component.cols, v_path.stem, args.out_dir) \
+            if isinstance(component, MXU) else []
+        print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v" + "".join(f", {s.name}" for s in scripts))
         if facts is not None:
             measured = facts["achieved_mhz"]
             print(f"  {facts['arch']}: predicted {facts['predicted_mhz']} MHz, measured "

@@ -156,9 +156,9 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 2`` (the output FIFO and the ``y`` register; input conversion,
-        accumulators and output rounders add no register)."""
-        return self.array_latency + 2
+        ``array_latency + 3`` (the output FIFO's memory, its read register and the ``y``
+        register; input conversion, accumulators and output rounders add no register)."""
+        return self.array_latency + 3
 
     @property
     def fifo_depth(self) -> int:
@@ -209,7 +209,8 @@ class MXU(wiring.Component):
         w_in, x_in, y_out = self._stream_ports(m)
 
         # Credits: free output FIFO slots not promised to rows in flight (registered).
-        m.submodules.fifo = out_fifo = fifo.SyncFIFO(width=n_cols * self.out_fmt.width, depth=self.fifo_depth)
+        m.submodules.fifo = out_fifo = fifo.SyncFIFOBuffered(width=n_cols * self.out_fmt.width,
+                                                             depth=self.fifo_depth)
         free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
         produces = 1 if not self.acc_depth else x_in.payload.last
         take = Signal()      # an x row is accepted
@@ -310,12 +311,14 @@ class MXU(wiring.Component):
         for j in range(n_cols):
             m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
         m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
-        # y leaves from a register, not from the FIFO's memory: on large arrays that is
-        # block RAM, whose read data arrives ~6 ns after the clock on ECP5 (the 4x4's
-        # critical path, docs/timing.md). The register holds a row the credits count. It
-        # advances whenever it is empty or read, taking the FIFO's head or emptying: its
-        # enable, a net to every payload bit, does not wait for the FIFO's level (a placed
-        # 8x8's critical path ran through it).
+        # y leaves from a register in the fabric, not from the FIFO's memory: on large
+        # arrays that is block RAM, whose read data arrives ~6 ns after the clock on ECP5
+        # (the 4x4's critical path, docs/timing.md). The FIFO reads its memory
+        # synchronously (its head in the memory's own read register), so Yosys cannot fold
+        # this register into the memory as it did after an asynchronous read. The register
+        # holds a row the credits count. It advances whenever it is empty or read, taking
+        # the FIFO's head or emptying: its enable, a net to every payload bit, does not
+        # wait for the FIFO's level (a placed 8x8's critical path ran through it).
         advance = Signal()
         y_valid, y_data = Signal(), Signal(len(out_fifo.r_data))
         m.d.comb += [advance.eq(~y_valid | y_out.ready), out_fifo.r_en.eq(out_fifo.r_rdy & advance),

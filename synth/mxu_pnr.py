@@ -1,16 +1,20 @@
 """The MXU placed and routed on real parts: Fmax, utilisation and peak GMAC/s per array size.
 
 ``python -m synth.mxu_pnr --arch ecp5 --sizes 2x2:m6a9,8x8:m6a9`` places and routes each
-array inside ``synth/pnr.py``'s ``FmaxHarness`` (every stream signal from the input shift
-register, every output registered), one run at a time, caching each result under
-``build/results/mxu-pnr/`` as it comes and rewriting ``docs/mxu-pnr.csv`` after each. The
-harness scrambles its inputs (``FmaxHarness(scramble=True)``; the CSV's ``harness`` column:
-``shift`` for the runs made before) so that the array's delay registers stay its own. A run
-that does not fit the part is recorded with nextpnr's utilisation message. Peak GMAC/s is
-``rows * cols * Fmax`` (one multiply-accumulate per PE per cycle: the array never stalls).
-On ECP5 each PE's multiplier is pinned to a DSP site by ``synth.floorplan`` (``--floorplan
-dsp``, the default there; ``none`` leaves the sites to nextpnr). ``KEEP_WEIGHT_PATH`` keeps
-the weight path's per-column registers apart (the CSV's ``keep`` column).
+array from the files ``python -m hdl.build mxu`` writes (``--source verilog``, the default:
+the Verilog and its synthesis scripts, ``hdl.floorplan``) or from Amaranth's own netlist
+(``--source rtlil``, the runs before), inside ``synth/pnr.py``'s ``FmaxHarness`` (every
+input from a scrambled shift register, every output registered), one run at a time, caching
+each result under ``build/results/mxu-pnr/`` as it comes and merging it into the CSV
+(``--csv``) after each. ``--verilog NAME.json`` places an array a user generated, with the
+scripts beside it. The harness scrambles its inputs (``FmaxHarness(scramble=True)``; the
+CSV's ``harness`` column: ``shift`` for the runs made before) so that the array's delay
+registers stay its own. A run that does not fit the part is recorded with nextpnr's
+utilisation message. Peak GMAC/s is ``rows * cols * Fmax`` (one multiply-accumulate per PE
+per cycle: the array never stalls). On ECP5 each PE's multiplier is pinned to a DSP site
+(``--floorplan dsp``, the default there: ``NAME_lfe5u85f.ys``; ``none`` leaves the sites to
+nextpnr); ``hdl.floorplan.KEEP`` (``NAME_keep.ys``) keeps the weight path's and the buffer
+tag's registers apart (the CSV's ``keep`` column).
 """
 
 from __future__ import annotations
@@ -24,23 +28,20 @@ import time
 from pathlib import Path
 
 from golden.cli import Parser, build_dir, check_output, command, progress, write_text
-from hdl.build import UNITS
+from hdl.build import UNITS, emit
+from hdl.floorplan import KEEP, mxu_plan, script_paths
 
-from .floorplan import mxu_plan, yosys_script
-from .pnr import TARGET_MHZ
+from .pnr import TARGET_MHZ, VerilogUnit
 from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "clock_mhz", "floorplan", "harness", "keep",
-           "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "source", "clock_mhz", "floorplan", "harness",
+           "keep", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "seconds", "seed", "tools", "note"]
-#: Yosys command (before synthesis) marking the flip-flops of the weight path (``wload*``: a
-#: ``w`` row travelling down each column, docs/mxu.md) ``keep``. Every column's copy of a
-#: row's write enable, tile row and buffer holds the same value, and Yosys merges identical
-#: flip-flops, which turned the per-column registers back into one net across each row of
-#: PEs (the 8x8's critical path); ``keep`` on the cells stops that (on the wires it does not).
-KEEP_WEIGHT_PATH = "setattr -set keep 1 w:wload* %ci1:+$dff[Q] t:$dff %i"
+#: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
+#: kept too: ``weight path``; before anything was: ``none``).
+KEPT = "weight path, tag"
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
 
 
@@ -52,36 +53,63 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz: float,
-        floorplan: str = "none", seed: int | None = None) -> dict:
-    """One place and route of the MXU ``size`` on ``arch``'s board with its clock constrained
-    to ``clock_mhz`` and its multipliers pinned by ``floorplan`` (``dsp`` or ``none``; cached
-    by design, constraint, floorplan, source and tool versions)."""
+def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None):
+    """The unit to place (the MXU component, or ``VerilogUnit`` of its ``hdl.build`` files),
+    its parameters and the Yosys scripts before and after synthesis."""
+    if manifest is not None:
+        unit = VerilogUnit(manifest)
+        params, name, out = unit.parameters, unit.module, manifest.parent
+    else:
+        rows, cols, mul_stages, add_stages = size
+        component, values = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
+        params = {"rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
+                  "fused_pe": component.fused_pe}
+        if source == "rtlil":
+            plan = mxu_plan(rows, cols) if floorplan == "dsp" else None
+            from hdl.floorplan import yosys_script
+            return component, params, KEEP, yosys_script(plan) if plan else ""
+        out = work / "verilog"
+        out.mkdir(parents=True, exist_ok=True)
+        v_path, j_path = emit(UNITS["mxu"], component, values, out)
+        unit, name = VerilogUnit(j_path), v_path.stem
+    scripts = script_paths(params["rows"], params["cols"], name, out)
+    if floorplan == "dsp" and len(scripts) < 2:
+        raise ValueError(f"{name}: no {name}_lfe5u85f.ys beside it (python -m hdl.build mxu writes it)")
+    keep = scripts[0].read_text() if scripts[0].exists() else ""
+    return unit, params, keep, scripts[1].read_text() if floorplan == "dsp" else ""
+
+
+def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, clock_mhz: float,
+        floorplan: str = "none", seed: int | None = None, source: str = "verilog",
+        manifest: Path | None = None) -> dict:
+    """One place and route of the MXU ``size`` (or of the ``hdl.build`` files of ``manifest``)
+    on ``arch``'s board with its clock constrained to ``clock_mhz``, its multipliers pinned by
+    ``floorplan`` (``dsp`` or ``none``), built from ``source`` (``verilog`` or ``rtlil``);
+    cached by design, scripts, constraint, source and tool versions."""
     from .pnr import SEED, place_and_route
 
     seed = SEED if seed is None else seed
-    rows, cols, mul_stages, add_stages = size
-    unit, _ = UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=mul_stages, add_stages=add_stages)
-    # The units' sources and the array's own (HARDWARE leaves the array out: the unit runs
-    # of synth.timing do not depend on it).
-    script = yosys_script(mxu_plan(rows, cols)) if floorplan == "dsp" else ""
-    settings = [arch, size, seed, tools(), clock_mhz, KEEP_WEIGHT_PATH] + ([script] if script else [])
-    key_text = json.dumps(settings) + "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py"])
-    key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    name = (f"{arch}_{rows}x{cols}_m{mul_stages}a{add_stages}_c{clock_mhz:g}" + ("_fp" if script else "") + "_k"
-            + ("" if seed == SEED else f"_seed{seed}"))
-    path = cache / f"{arch}_mxu_{name.partition('_')[2]}_{key}.json"
+    name = (f"{arch}_" + (manifest.stem if manifest else "mxu_{}x{}_m{}a{}".format(*size))
+            + f"_c{clock_mhz:g}_{source}" + ("_fp" if floorplan == "dsp" else "") + f"_seed{seed}")
+    work = cache / "work" / name
+    unit, params, keep, script = _design(size, source, floorplan, work, manifest)
+    design = (unit.verilog if manifest else
+              "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py", "hdl/build.py", "hdl/ports.py"]))
+    settings = [arch, seed, tools(), clock_mhz, source, keep, script, params]
+    key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
+    path = cache / f"{name}_{key}.json"
     if path.exists():
         return json.loads(path.read_text())
-    work = cache / "work" / name
+    rows, cols = params["rows"], params["cols"]
     start = time.perf_counter()
-    result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": mul_stages, "add_stages": add_stages,
-              "clock_mhz": clock_mhz, "floorplan": floorplan, "harness": "scrambled", "keep": "weight path",
-              "pe": "fused" if unit.fused_pe else "generic", "latency": unit.latency, "seed": seed, "tools": tools()}
+    result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": params["mul_stages"],
+              "add_stages": params["add_stages"], "clock_mhz": clock_mhz, "floorplan": floorplan,
+              "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
+              "pe": "fused" if params["fused_pe"] else "generic", "latency": unit.latency, "seed": seed, "tools": tools()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
-                                      script_after_read=KEEP_WEIGHT_PATH, script_after_synth=script,
+                                      script_after_read=keep, script_after_synth=script,
                                       scramble=True, seed=seed)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
@@ -105,32 +133,35 @@ def run(arch: str, size: tuple[int, int, int, int], cache: Path, lock, clock_mhz
     return result
 
 
+#: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
+KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "source", "clock_mhz", "floorplan", "harness", "keep",
+       "seed"]
+#: The values of columns added later, for the runs made before them.
+BEFORE = {"pe": "generic", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none", "seed": 1}
+
+
+def _key(r: dict) -> tuple:
+    return tuple(str(r.get(k)) for k in KEY)
+
+
 def cached(cache: Path) -> list[dict]:
-    """The newest cached run of every (arch, size, clock constraint)."""
+    """The newest cached run of every ``KEY``."""
     newest = {}
     for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
         r = json.loads(p.read_text())
-        r.setdefault("clock_mhz", TARGET_MHZ[r["arch"]])       # runs from before the options
-        r.setdefault("floorplan", "none")
-        r.setdefault("harness", "shift")        # inputs straight from the shift register
-        r.setdefault("keep", "none")
-        newest[(r["arch"], r["rows"], r["cols"], r["mul_stages"], r["add_stages"], r["clock_mhz"],
-                r["floorplan"], r["harness"], r["keep"])] = r
+        r = {**BEFORE, "clock_mhz": TARGET_MHZ[r["arch"]], **r}
+        newest[_key(r)] = r
     return [newest[k] for k in sorted(newest)]
 
 
-#: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
-KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "clock_mhz", "floorplan", "harness", "keep", "seed"]
-
-
 def write_csv(rows: list[dict], path: Path) -> None:
-    """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (rows from before the ``pe`` column
-    were all of the generic processing element)."""
-    key = lambda r: tuple(str(r.get(k)) for k in KEY)       # noqa: E731
-    old = [{"pe": "generic", **{k: v for k, v in r.items() if v != "" or k != "pe"}}
-           for r in (csv.DictReader(path.open()) if path.exists() else [])]
-    merged = {key(r): r for r in old}
-    merged.update({key(r): r for r in rows})
+    """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (``BEFORE`` fills the columns
+    older rows lack)."""
+    def filled(r):
+        return {**BEFORE, **{k: v for k, v in r.items() if v not in ("", None) or k not in BEFORE}}
+    old = csv.DictReader(path.open()) if path.exists() else []
+    merged = {_key(r): r for r in map(filled, old)}
+    merged.update({_key(r): r for r in map(filled, rows)})
     out = io.StringIO()
     writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore")
     writer.writeheader()
@@ -142,7 +173,13 @@ def write_csv(rows: list[dict], path: Path) -> None:
 def main(argv=None) -> int:
     parser = Parser(prog="python -m synth.mxu_pnr", description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", choices=("ecp5", "ice40"), default="ecp5", help="default ecp5")
-    parser.add_argument("--sizes", default="2x2:m6a9", help="comma-separated RxC:mMaA (default 2x2:m6a9)")
+    parser.add_argument("--sizes", default=None, help="comma-separated RxC:mMaA (default 2x2:m6a9)")
+    parser.add_argument("--source", choices=("verilog", "rtlil"), default="verilog",
+                        help="verilog: the files python -m hdl.build mxu writes, with their synthesis "
+                             "scripts (default); rtlil: Amaranth's netlist with the same scripts")
+    parser.add_argument("--verilog", type=Path, default=None, metavar="NAME.json",
+                        help="place an array python -m hdl.build mxu wrote (its manifest; NAME.v and "
+                             "the NAME_*.ys scripts beside it) instead of --sizes")
     parser.add_argument("--cache", type=Path, default=build_dir("results", "mxu-pnr"),
                         help="run cache (default build/results/mxu-pnr)")
     parser.add_argument("--csv", type=Path, default=build_dir("results", "mxu-pnr.csv"),
@@ -168,8 +205,25 @@ def main(argv=None) -> int:
     floorplan = args.floorplan or ("dsp" if args.arch == "ecp5" else "none")
     if floorplan == "dsp" and args.arch != "ecp5":
         parser.error("--floorplan dsp is for --arch ecp5 (the LFE5U-85F's DSP sites)")
-    sizes = [parse_size(s) for s in args.sizes.split(",")]
-    for rows, cols, m, a in sizes:
+    if args.verilog is not None:
+        if args.sizes is not None:
+            parser.error("give --sizes or --verilog, not both")
+        manifest = args.verilog.with_suffix(".json")
+        try:
+            facts = json.loads(manifest.read_text())
+            if facts.get("unit") != "mxu" or not manifest.with_suffix(".v").exists():
+                raise ValueError("not an MXU's manifest beside its .v")
+            script_ok = floorplan != "dsp" or len(script_paths(facts["parameters"]["rows"], facts["parameters"]["cols"],
+                                                                facts["module"], manifest.parent)) == 2
+            if not script_ok:
+                raise ValueError("the array has no DSP plan on the LFE5U-85F (--floorplan none)")
+        except (OSError, ValueError, KeyError) as error:
+            parser.error(f"--verilog {args.verilog}: {error}")
+        sizes = [None]
+    else:
+        manifest = None
+        sizes = [parse_size(s) for s in (args.sizes or "2x2:m6a9").split(",")]
+    for rows, cols, m, a in filter(None, sizes):
         UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
         if floorplan == "dsp":
             try:
@@ -180,9 +234,10 @@ def main(argv=None) -> int:
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes) * len(seeds), "place and route", "design") as bar:
         for size, seed in ((size, seed) for size in sizes for seed in seeds):
-            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed)
+            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
+                    "verilog" if manifest else args.source, manifest)
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
-                      f"(clock {clock_mhz:g} MHz, floorplan {floorplan}): "
+                      f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)

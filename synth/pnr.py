@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import json
 import operator
 import os
 import re
@@ -23,10 +24,11 @@ import sys
 from pathlib import Path
 
 from amaranth.build import Clock
-from amaranth.hdl import ClockDomain, ClockSignal, Module, Signal, Value
+from amaranth.hdl import ClockDomain, ClockSignal, Instance, Module, ResetSignal, Signal, Value
 from amaranth.lib import cdc, io, wiring
+from amaranth.lib.wiring import In, Out
 
-__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "board", "tool_env", "check_synthesis_log",
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "tool_env", "check_synthesis_log",
            "place_and_route", "parse_report", "parse_details"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
@@ -88,6 +90,33 @@ class FmaxHarness(wiring.Component):
             m.d.sync += [reg.eq(functools.reduce(operator.xor, bits[4 * i:4 * i + 4])) for i, reg in enumerate(nxt)]
             bits, level = nxt, level + 1
         m.d.comb += dout.eq(bits[0])
+        return m
+
+
+class VerilogUnit(wiring.Component):
+    """A module as ``python -m hdl.build`` wrote it (``NAME.v`` beside its manifest
+    ``NAME.json``), for ``FmaxHarness``: one port per manifest port in the manifest's order
+    (``clk``/``rst`` from the ``sync`` domain) wired to an ``Instance`` of the module, whose
+    Verilog joins the platform's files unchanged."""
+
+    def __init__(self, manifest: Path):
+        facts = json.loads(Path(manifest).read_text())
+        self.module, self.parameters, self.latency = facts["module"], facts["parameters"], facts["latency"]
+        self.verilog = Path(manifest).with_suffix(".v").read_text()
+        self.domain_ports = [p["name"] for p in facts["ports"] if p["name"] in ("clk", "rst")]
+        self.data_ports = [p for p in facts["ports"] if p["name"] not in ("clk", "rst")]
+        super().__init__({p["name"]: (In if p["direction"] == "input" else Out)(p["width"])
+                          for p in self.data_ports})
+
+    def elaborate(self, platform):
+        platform.add_file(f"{self.module}.v", self.verilog)
+        ports = {("i_" if p["direction"] == "input" else "o_") + p["name"]: getattr(self, p["name"])
+                 for p in self.data_ports}
+        # A reset-less domain (the ECP5 board's: reset through GSR) drives rst with 0.
+        ports.update({f"i_{name}": ClockSignal() if name == "clk" else ResetSignal(allow_reset_less=True)
+                      for name in self.domain_ports})
+        m = Module()
+        m.submodules.unit = Instance(self.module, **ports)
         return m
 
 

@@ -147,6 +147,8 @@ BAD = [
     ("synth.mxu_pnr", ["--arch", "ice40", "--floorplan", "dsp"], "--floorplan dsp is for --arch ecp5"),
     ("synth.mxu_pnr", ["--sizes", "13x13:m0a0"], "needs 169 DSP sites; the LFE5U-85F has 156"),
     ("synth.mxu_pnr", ["--sizes", "1x60:m0a0"], "1 of them do not fit one DSP row's 52 sites"),
+    ("synth.mxu_pnr", ["--verilog", "none.json"], "--verilog none.json: [Errno 2] No such file"),
+    ("synth.mxu_pnr", ["--verilog", "a.json", "--sizes", "2x2:m0a0"], "give --sizes or --verilog, not both"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
 ]
 

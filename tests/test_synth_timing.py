@@ -109,7 +109,7 @@ def test_mxu_pnr_sizes_are_checked():
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (2, 2), (4, 4), (8, 8), (8, 9), (9, 9), (3, 52), (12, 13)])
 def test_mxu_floorplan_keeps_array_neighbours_near(rows, cols):
-    from synth.floorplan import DSP_ROWS, SITES, mxu_plan, yosys_script
+    from hdl.floorplan import DSP_ROWS, SITES, mxu_plan, yosys_script
 
     plan = mxu_plan(rows, cols)
     assert sorted(plan) == [(k, j) for k in range(rows) for j in range(cols)]
@@ -129,7 +129,7 @@ def test_mxu_floorplan_keeps_array_neighbours_near(rows, cols):
             right = where(k, j + 1)
             assert right[1] == y and 0 < right[0] - x <= 24
     script = yosys_script(plan)
-    assert script.count("setattr -set BEL") == rows * cols and "n:unit.pe_0_0.*" in script
+    assert script.count("setattr -set BEL") == rows * cols and "n:*pe_0_0.* %i" in script
 
 
 def test_a_netlist_yosys_mis_mapped_is_refused():
@@ -188,22 +188,27 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
     assert ffs == harness_ffs(unit, scramble) + 12 - 12 * merged
 
 
-def test_mxu_runs_keep_the_weight_path_registers_apart():
-    """``KEEP_WEIGHT_PATH`` selects each PE's weight-path register, and ``keep`` on a
-    flip-flop cell stops Yosys merging it with an identical one (the columns' copies)."""
+@pytest.mark.parametrize("name", ["wload0_{j}", "skew1_{j}_sel"])
+def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
+    """``hdl.floorplan.KEEP`` selects each PE's weight-path and buffer-tag registers, and
+    ``keep`` on a flip-flop cell stops Yosys merging it with an identical one (the columns'
+    copies of the weight path, the tags the same number of cycles from the entry)."""
     from amaranth.back import rtlil as backend
     from amaranth.hdl import Module, Signal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
     from golden.cli import build_dir
+    from hdl.floorplan import KEEP
     from hdl.mxu import MXU
-    from synth.mxu_pnr import KEEP_WEIGHT_PATH
     from synth.pnr import FmaxHarness, board
 
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep")
     rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
-    assert _yosys_count(work, rtlil, KEEP_WEIGHT_PATH, "t:$dff a:keep %i") == 2 * 3
+    # 2x3, no stages: a weight-path register per PE; tags: one per PE, an entry register
+    # per row and row 1's skew register.
+    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:wload* %ci1 %i") == 2 * 3
+    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:*sel* %ci1 %i") == 2 * 3 + 2 + 1
 
     class Copies(wiring.Component):
         a: In(4)
@@ -211,14 +216,14 @@ def test_mxu_runs_keep_the_weight_path_registers_apart():
 
         def elaborate(self, platform):
             m = Module()
-            copies = [Signal(4, name=f"wload0_{j}") for j in range(2)]
+            copies = [Signal(4, name=name.format(j=j)) for j in range(2)]
             m.d.sync += [c.eq(self.a) for c in copies]
             m.d.comb += self.y.eq(copies[0] + (copies[1] << 4))
             return m
 
     small = backend.convert(Copies())
     assert _yosys_count(work, small, "synth_ecp5 -top top", "t:TRELLIS_FF") == 4
-    assert _yosys_count(work, small, KEEP_WEIGHT_PATH + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
+    assert _yosys_count(work, small, KEEP + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
 
 
 def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
