@@ -16,10 +16,12 @@ from . import mxu
 from .cli import Parser, build_dir, check_output, command, write_text
 from .formats import BF16, FP32
 from .ops import add, convert, multiply
+from .tiled import matmul
 from .vectors import random_encodings
 
 CHUNK = 1 << 16  # elements per call: large enough to amortise calls, small enough for cache
 MAX_SIZE = 1 << 25  # about 1 GB of operands and temporaries
+MATMUL_SIDE = 256  # M = K = N of the matmul rows
 
 
 def _rate(fn, n: int, repeat: int) -> float:
@@ -56,7 +58,30 @@ def run(size: int, repeat: int, mxu_shape: tuple[int, int, int]) -> dict[str, fl
     m, k, n = mxu_shape
     x, w = random_encodings(BF16, m * k, rng).reshape(m, k), random_encodings(BF16, k * n, rng).reshape(k, n)
     results[f"MXU model MACs/s ({m}x{k} . {k}x{n})"] = _rate(lambda: mxu.mxu(x, w), m * k * n, repeat)
+    results.update(matmul_rates(repeat, rng))
     return results
+
+
+def matmul_rates(repeat: int, rng, side: int = MATMUL_SIDE) -> dict[str, float]:
+    """``golden.matmul`` MAC/s on ``side``-cubed products of normal fp32 data (user MACs:
+    ``side^3`` per call whatever the passes), the integer model alone, and NumPy's own float32
+    loop over k (no flags, no flush, not the MXU's numerics: the speed of light here)."""
+    x = rng.standard_normal((side, side)).astype(np.float32)
+    w = rng.standard_normal((side, side)).astype(np.float32)
+    xb, wb = (a.view(np.uint32) for a in (x, w))
+    macs = side ** 3
+    shape = f"{side}x{side} . {side}x{side}"
+    rates = {f"matmul {p} MACs/s ({shape})": _rate(lambda p=p: matmul(xb, wb, precision=p), macs, repeat)
+             for p in ("BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6")}
+    rates[f"matmul BF16_BF16_F32, integer model only, MACs/s ({shape})"] = _rate(
+        lambda: matmul(xb, wb, fast_path=False), macs, min(repeat, 3))
+
+    def float32_loop():
+        acc = np.zeros((side, side), np.float32)
+        for j in range(side):
+            acc += x[:, j, None] * w[j]
+    rates[f"NumPy float32 loop over k, MACs/s ({shape})"] = _rate(float32_loop, macs, repeat)
+    return rates
 
 
 @command("python -m golden.bench")

@@ -12,6 +12,7 @@ import golden.experiments
 import hdl.board
 import hdl.build
 import sim.bench
+import sim.compiled_matmul
 import sim.host
 import sim.mxu_bench
 import sim.mxu_waves
@@ -28,6 +29,7 @@ MAINS = {
     "hdl.board": hdl.board.main,
     "hdl.build": hdl.build.main,
     "sim.bench": sim.bench.main,
+    "sim.compiled_matmul": sim.compiled_matmul.main,
     "sim.host": sim.host.main,
     "sim.mxu_bench": sim.mxu_bench.main,
     "sim.mxu_waves": sim.mxu_waves.main,
@@ -53,6 +55,8 @@ INT_FLAGS = {
     ("hdl.build", "xorshift"): [("--lanes", 1, 1024)],
     ("sim.bench",): [("--vectors", 100, 10_000_000), ("--repeat", 1, 20)],
     ("sim.mxu_bench",): [("--rows", 1, 1_000_000)],
+    ("sim.compiled_matmul",): [("--rows", 1, 256), ("--cols", 1, 256), ("--m", 1, 4096), ("--k", 1, 4096),
+                               ("--n", 1, 4096)],
     ("synth.sweep",): [("--jobs", 1, 64)],
 }
 
@@ -65,6 +69,7 @@ OUT_FLAGS = {
     ("hdl.build", "mul"): ("--out-dir", "folder"),
     ("sim.bench",): ("--out", "file"),
     ("sim.mxu_bench",): ("--out", "file"),
+    ("sim.compiled_matmul",): ("--out", "file"),
     ("sim.mxu_waves",): ("--out", "folder"),
     ("synth.timing", "--cached-only"): ("--docs", "folder"),
     ("synth.mxu_pnr",): ("--csv", "file"),
@@ -150,6 +155,7 @@ BAD = [
     ("synth.mxu_pnr", ["--verilog", "none.json"], "--verilog none.json: [Errno 2] No such file"),
     ("synth.mxu_pnr", ["--verilog", "a.json", "--sizes", "2x2:m0a0"], "give --sizes or --verilog, not both"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
+    ("sim.compiled_matmul", ["--precision", "X9"], "precision 'X9': use one of"),
 ]
 
 
