@@ -28,7 +28,7 @@ from .ops import add, convert, convert_sr_bits
 from .params import int_param
 from .rounding import Flags, Rounding
 
-__all__ = ["Variant", "VARIANTS", "load_digits_split", "train"]
+__all__ = ["Variant", "VARIANTS", "Weights", "Counters", "load_digits_split", "train"]
 
 #: Largest loss scale the dynamic scaler reaches.
 MAX_SCALE = 2.0 ** 24
@@ -92,7 +92,7 @@ def load_digits_split(seed: int, test_fraction: float = 0.25):
     return x[tr], digits.target[tr], x[test], digits.target[test]
 
 
-class _Counters:
+class Counters:
     """Lost updates and underflowing gradients, summed over a run.
 
     ``applied`` / ``intended`` is the share of the intended update ``delta`` the weights
@@ -105,7 +105,7 @@ class _Counters:
         self.applied = self.intended = 0.0
 
 
-def _to_input(a, fmt: FloatFormat, counters: _Counters | None = None):
+def _to_input(a, fmt: FloatFormat, counters: Counters | None = None):
     """fp32 array -> ``fmt`` encodings (RNE, FTZ); counts gradients flushed to zero."""
     bits, flags = convert(np.ascontiguousarray(a, np.float32).view(np.uint32), FP32, fmt)
     if counters is not None:
@@ -126,7 +126,7 @@ def _matmul(variant: Variant, a, b, counters=None, grad_operand=None):
     return mxu(ops[0], ops[1], in_fmt=variant.in_fmt).view(np.float32)
 
 
-class _Weights:
+class Weights:
     """One weight matrix and its update rule."""
 
     def __init__(self, w, variant: Variant, seed: int):
@@ -145,7 +145,7 @@ class _Weights:
     def _widen(bf16):
         return (bf16.astype(np.uint32) << 16).view(np.float32)
 
-    def update(self, delta, counters: _Counters):
+    def update(self, delta, counters: Counters):
         """``w <- round(w + delta)``; counts nonzero deltas that leave ``w`` unchanged."""
         delta = delta.astype(np.float32)
         if self.reference:
@@ -208,9 +208,9 @@ def train(variant: Variant, data, *, hidden: int = 32, batch: int = 32, epochs: 
     init1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)
     init2 = rng.standard_normal((hidden + 1, 10)) * np.sqrt(1.0 / hidden)
     init1[-1], init2[-1] = 0, 0           # biases start at 0
-    w1 = _Weights(init1, variant, seed * 2 + 1)
-    w2 = _Weights(init2, variant, seed * 2 + 2)
-    counters = _Counters()
+    w1 = Weights(init1, variant, seed * 2 + 1)
+    w2 = Weights(init2, variant, seed * 2 + 2)
+    counters = Counters()
     scale = {"none": 1.0, "static": STATIC_SCALE, "dynamic": DYNAMIC_START}[variant.loss_scale]
     good_steps = skipped = 0
     rows = []

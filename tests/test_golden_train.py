@@ -9,7 +9,7 @@ import pytest
 
 import golden.train
 from golden import BF16, FP16, Rounding, experiments
-from golden.train import VARIANTS, _Counters, _to_input, _Weights, load_digits_split, train
+from golden.train import VARIANTS, Counters, Weights, _to_input, load_digits_split, train
 
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -21,8 +21,8 @@ BY_NAME = {v.name: v for v in VARIANTS}
 ])
 def test_bf16_weight_update_rounding(name, moved, retained):
     n = 1 << 14
-    weights = _Weights(np.ones((128, n // 128)), BY_NAME[name], seed=5)
-    counters = _Counters()
+    weights = Weights(np.ones((128, n // 128)), BY_NAME[name], seed=5)
+    counters = Counters()
     delta = np.full(weights.w.shape, 2.0 ** -10, np.float32)
     weights.update(delta, counters)
     changed = weights.w != 1
@@ -34,14 +34,14 @@ def test_bf16_weight_update_rounding(name, moved, retained):
 
 
 def test_fp32_master_weights_keep_small_updates():
-    weights = _Weights(np.ones((4, 4)), BY_NAME["bf16-mxu"], seed=1)
-    counters = _Counters()
+    weights = Weights(np.ones((4, 4)), BY_NAME["bf16-mxu"], seed=1)
+    counters = Counters()
     weights.update(np.full((4, 4), 2.0 ** -10, np.float32), counters)
     assert (weights.w == np.float32(1 + 2.0 ** -10)).all() and counters.lost == 0
 
 
 def test_underflow_counts_gradients_flushed_on_entry():
-    counters = _Counters()
+    counters = Counters()
     grads = np.array([[2.0 ** -20, -2.0 ** -15, 2.0 ** -14, 0.0, 1.0 + 2.0 ** -12]], np.float32)
     fp16 = _to_input(grads, FP16, counters)
     assert list(fp16[0]) == [0, 0x8000, 0x0400, 0, 0x3C00]   # fp16 min normal is 2^-14; FTZ
