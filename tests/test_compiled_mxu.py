@@ -70,14 +70,14 @@ def test_bad_argument_is_one_line(capsys):
     assert capsys.readouterr().err.strip() == "python -m sim.compiled_mxu: error: --vectors must be in 1..10**8, not 0"
 
 
-@pytest.mark.parametrize("precision, shape, array", [
-    ("BF16_BF16_F32", (20, 30, 11), (8, 4)),          # K > rows, nothing a multiple of the array
-    ("BF16_BF16_F32", (5, 7, 3), (8, 4)),             # K < rows: one padded tile
-    ("HIGH", (9, 17, 6), (4, 4)),
-    ("HIGHEST", (7, 12, 5), (4, 4)),
-    (("fp8_e4m3", "fp32"), (6, 10, 4), (4, 4)),
+@pytest.mark.parametrize("precision, shape, array, workers", [
+    ("BF16_BF16_F32", (20, 30, 11), (8, 4), 2),       # K > rows, nothing a multiple of the array; 2 processes
+    ("BF16_BF16_F32", (5, 7, 3), (8, 4), 1),          # K < rows: one padded tile
+    ("HIGH", (9, 17, 6), (4, 4), 1),
+    ("HIGHEST", (7, 12, 5), (4, 4), 1),
+    (("fp8_e4m3", "fp32"), (6, 10, 4), (4, 4), 1),
 ])
-def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, rng):
+def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers, rng):
     """golden.matmul streamed through the compiled MXU (sim.compiled_matmul raises on any
     element or block flag that differs); fp32 data, some of it near the flush threshold."""
     from golden.formats import FP8_E4M3
@@ -92,5 +92,5 @@ def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, rng):
         x = (rng.standard_normal((m, k)) * 2.0 ** rng.integers(-60, 60, (m, k))).astype(np.float32).view(np.uint32)
         w = rng.standard_normal((k, n)).astype(np.float32).view(np.uint32)
         x[0, 0] = 0x7F800000                                   # an infinity: its row's special cases
-    result = matmul(x, w, precision=precision, array=array)
+    result = matmul(x, w, precision=precision, array=array, workers=workers)
     assert result.y.shape == (m, n)
