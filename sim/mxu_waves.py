@@ -1,6 +1,6 @@
 """Timing diagrams for docs/mxu.md: ``python -m sim.mxu_waves`` (``--help``).
 
-Simulates a 2x2 MXU (bf16 in, fp32 out, no register stages: latency 5, FIFO depth 8)
+Simulates a 2x2 MXU (bf16 in, fp32 out, no register stages: latency 7, FIFO depth 8)
 with Amaranth's simulator through four scripted scenarios, records the stream handshakes
 every cycle, and writes each as WaveDrom JSON (``docs/mxu-NAME.json``) rendered to SVG with
 the ``wavedrom`` package (``docs/mxu-NAME.svg``). The diagrams are the simulation's, not drawn.
@@ -23,7 +23,7 @@ SCENARIOS = {
     "swap": ("B loads into the shadow buffer once A's drain is over; x2's swap waits until B is "
              "complete; C likewise for x4", ["A0", "A1", "B0", "B1", "C0", "C1"],
              [("x0", 1), ("x1", 0), ("x2", 1), ("x3", 0), ("x4", 1), ("x5", 0)], "1" * 23, {}, 23),
-    "full-rate": ("Full rate with y always ready: one row per cycle, y latency (5) cycles after x",
+    "full-rate": ("Full rate with y always ready: one row per cycle, y latency (7) cycles after x",
                   ["A0", "A1"], [(f"x{i}", 0) for i in range(8)], "1" * 17, {}, 17),
     "backpressure": ("y stalled: rows fill the output FIFO; x.ready falls when the 8 credits are "
                      "taken (a registered count, not y.ready); nothing lost", ["A0", "A1"],
