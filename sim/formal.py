@@ -27,6 +27,7 @@ from hdl.build import UNITS, _value, add_unit_arguments, module_name
 from synth.flows import yosys_command, yosys_version
 
 from .miter import Miter, Mutant, inputs_of, outputs_of
+from .pipeline_proof import check_structural
 
 __all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "register_depth", "check", "main"]
 
@@ -287,6 +288,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="limit of the solver's Yosys run, wall-clock seconds (default 3600)")
         p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
                        help="test only: flip result bit 0 of the pipelined unit when operand a == A")
+        p.add_argument("--method", choices=("bmc", "structural"), default="bmc",
+                       help="bmc: bounded model checking of the miter from reset (default); structural: "
+                            "every path a delay of N, and the netlist with wires for registers equal to "
+                            "stages=0 (sim.pipeline_proof)")
     return parser
 
 
@@ -305,13 +310,20 @@ def main(argv=None) -> int:
         raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
     if args.report is not None:
         check_output(args.report, "--report")
-    report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
-                   timeout=args.timeout, input_delay=args.input_delay,
-                   progress=_progress if sys.stderr.isatty() else None)
+    if args.method == "structural":
+        if args.depth is not None or args.input_delay is not None:
+            raise ValueError("--depth and --input-delay are options of --method bmc")
+        pipelined, dut, ref, values = _configure(args.unit, params, args.stages, args.mutant)
+        report = check_structural(args.unit, pipelined, dut, ref, values, yosys=_yosys, timeout=args.timeout)
+    else:
+        report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
+                       timeout=args.timeout, input_delay=args.input_delay,
+                       progress=_progress if sys.stderr.isatty() else None)
     text = json.dumps(report, indent=2) + "\n"
     if args.report is not None:
         write_text(args.report, text)
-    print(f"{report['module']}: {report['result']} at depth {report['depth']} in {report['seconds']} s")
+    where = f"at depth {report['depth']}" if "depth" in report else f"({report['pairs']} signal pairs)"
+    print(f"{report['module']}: {report['result']} {where} in {report['seconds']} s")
     if "trace" in report:
         for row in report["trace"]:
             print(f"  cycle {row['step']}: in {row['inputs']} dut {row['dut']} ref {row['ref']}")

@@ -113,3 +113,37 @@ def test_cut_registers_add_up_to_the_latency(key):
         assert sum(unit.cut_registers.values()) == unit.latency == stages
         del unit
         gc.collect()                      # their warnings here, where they are filtered
+
+
+def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path):
+    """The depths bounded model checking did not finish: every path a delay of N, and the
+    netlist with its registers as wires the combinational unit; a mutant is not equal."""
+    from sim.formal import main
+    for stages in (3, 5):
+        report = tmp_path / f"s{stages}.json"
+        assert main(["mul", "--in-fmt", "fp32", "--out-fmt", "fp32", "--stages", str(stages),
+                     "--method", "structural", "--report", str(report)]) == 0
+        facts = json.loads(report.read_text())
+        assert facts["result"] == "proved" and facts["pairs"] > 200
+        assert facts["path_registers"] == {"flags": [stages, stages], "result": [stages, stages],
+                                           "valid_out": [stages, stages]}
+    assert main(["mul", "--in-fmt", "fp32", "--out-fmt", "fp32", "--stages", "3", "--method", "structural",
+                 "--mutant", "0x3f800000"]) == 1
+
+
+def test_path_registers_finds_unbalanced_paths_and_loops():
+    """A netlist where ``y`` sees ``a`` through one register and ``b`` directly is not a
+    pure delay (fewest 0, most 1 registers); feedback is refused."""
+    from sim.pipeline_proof import path_registers
+
+    def cell(kind, inputs, outputs):
+        ports = {**{p: "input" for p in inputs}, **{p: "output" for p in outputs}}
+        return {"type": kind, "port_directions": ports, "connections": {**inputs, **outputs}}
+    netlist = {"ports": {"a": {"direction": "input", "bits": [2]}, "b": {"direction": "input", "bits": [3]},
+                         "y": {"direction": "output", "bits": [5]}},
+               "cells": {"r": cell("$dff", {"CLK": [9], "D": [2]}, {"Q": [4]}),
+                         "sum": cell("$xor", {"A": [4], "B": [3]}, {"Y": [5]})}}
+    assert path_registers(netlist) == {"y": (0, 1)}
+    netlist["cells"]["r"]["connections"]["D"] = [5]          # y back into the register
+    with pytest.raises(ValueError, match="a loop through"):
+        path_registers(netlist)
