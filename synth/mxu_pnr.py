@@ -38,7 +38,7 @@ __all__ = ["parse_size", "run", "main"]
 
 COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "source", "clock_mhz", "floorplan", "harness",
            "keep", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
-           "path_to", "path_logic_ns", "path_route_ns", "seconds", "seed", "tools", "note"]
+           "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "tools", "note"]
 #: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
 #: kept too: ``weight path``; before anything was: ``none``).
 KEPT = "weight path, tag"
@@ -77,6 +77,24 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
         raise ValueError(f"{name}: no {name}_lfe5u85f.ys beside it (python -m hdl.build mxu writes it)")
     keep = scripts[0].read_text() if scripts[0].exists() else ""
     return unit, params, keep, scripts[1].read_text() if floorplan == "dsp" else ""
+
+
+def y_drivers(netlist: Path) -> str:
+    """What drives the MXU's ``y`` payload in the synthesised netlist (Yosys ``top.json``): the
+    cell types feeding the harness's ``out_y...payload`` registers, with counts, e.g.
+    ``TRELLIS_FF 128`` (fabric flip-flops) or ``DP16KD 128`` (a block RAM's read port)."""
+    module = json.loads(netlist.read_text())["modules"]["top"]
+    driver = {bit: cell["type"] for cell in module["cells"].values()
+              for port, bits in cell["connections"].items() if cell["port_directions"].get(port) == "output"
+              for bit in bits}
+    counts: dict[str, int] = {}
+    for name, cell in module["cells"].items():
+        if name.startswith("out_y_") and "payload" in name and "FF" in cell["type"]:
+            for port in ("DI", "D"):          # ECP5's TRELLIS_FF, iCE40's SB_DFF*
+                for bit in cell["connections"].get(port, []):
+                    kind = driver.get(bit, "constant")
+                    counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
 
 
 def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, clock_mhz: float,
@@ -126,6 +144,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
                       ff=(max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True))
                           if arch == "ecp5" else None),
                       dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
+                      y_from=y_drivers(work / "top.json") if (work / "top.json").exists() else None,
                       **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
                       seconds=round(time.perf_counter() - start, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
