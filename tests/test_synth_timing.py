@@ -319,3 +319,21 @@ def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
     changed = [r for r in after if r["fmax_mhz"] != next(b for b in before if (b["arch"], b["kind"], b["module"])
                                                         == (r["arch"], r["kind"], r["module"]))["fmax_mhz"]]
     assert [(r["module"], r["fmax_mhz"]) for r in changed] == [(rerun["module"], 99.5)]
+
+
+def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
+    """``--verilog NAME.json``: the unit is an Instance of the generated module with the
+    manifest's ports, and the scripts are the files beside it, nothing of the flow's own."""
+    from hdl.build import UNITS, emit
+    from hdl.floorplan import KEEP
+    from synth.mxu_pnr import _design
+    from synth.pnr import VerilogUnit
+
+    component, values = UNITS["mxu"].build(rows=2, cols=3, mul_stages=1, add_stages=1)
+    v_path, j_path = emit(UNITS["mxu"], component, values, tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*.ys")) == [f"{v_path.stem}_keep.ys", f"{v_path.stem}_lfe5u85f.ys"]
+    unit, params, keep, script = _design(None, "verilog", "dsp", tmp_path / "work", j_path)
+    assert isinstance(unit, VerilogUnit) and unit.module == v_path.stem and unit.latency == component.latency
+    assert (params["rows"], params["cols"]) == (2, 3) and KEEP in keep
+    assert script.count("setattr -set BEL") == 6 and script == (tmp_path / f"{v_path.stem}_lfe5u85f.ys").read_text()
+    assert [n for n in unit.signature.members][:3] == ["w__payload", "w__valid", "w__ready"]
