@@ -71,6 +71,7 @@ def check_output(path: Path, flag: str, folder: bool = False) -> Path:
             raise ValueError(f"{flag} {path}: is a folder, not a file")
         if not os.access(path, os.W_OK):
             raise ValueError(f"{flag} {path}: not writable")
+        _probe(path if folder else path.absolute().parent, flag, path)
         return path
     parent = path.absolute().parent
     while not parent.exists():
@@ -79,7 +80,19 @@ def check_output(path: Path, flag: str, folder: bool = False) -> Path:
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{flag} {path}: folder {parent} is not writable")
+    _probe(parent, flag, path)
     return path
+
+
+def _probe(folder: Path, flag: str, path: Path) -> None:
+    """Create and remove a file in ``folder``: what the permission bits do not say (root on
+    a read-only or virtual file system such as /proc) shows here, before any work."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".probe.")
+    except OSError as error:
+        raise ValueError(f"{flag} {path}: cannot create files in {folder} ({error.strerror})") from None
+    os.close(handle)
+    os.unlink(probe)
 
 
 def write_text(path: Path, text: str | bytes) -> None:

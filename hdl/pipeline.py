@@ -26,15 +26,7 @@ from amaranth.lib import data
 
 from .params import int_param
 
-__all__ = ["MAX_STAGES", "check_stages", "Delay", "Stages"]
-
-#: The largest ``stages`` any unit takes (each unit accepts up to its cut point count).
-MAX_STAGES = 24
-
-
-def check_stages(stages) -> int:
-    return int_param("stages", stages, 0, MAX_STAGES)
-
+__all__ = ["Delay", "Stages"]
 
 @dataclass(frozen=True)
 class Delay:
@@ -109,7 +101,6 @@ class Stages:
 
     def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = (),
                  fine: tuple[str, ...] = (), reset_less: bool = False):
-        check_stages(stages)
         self.reset_less = reset_less
         self.names = [name for name, _ in cuts]
         self.delays = [delay for _, delay in cuts[1:]]

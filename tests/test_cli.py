@@ -156,6 +156,9 @@ BAD = [
     ("synth.mxu_pnr", ["--verilog", "a.json", "--sizes", "2x2:m0a0"], "give --sizes or --verilog, not both"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
     ("sim.compiled_matmul", ["--precision", "X9"], "precision 'X9': use one of"),
+    # /proc takes no new file even for root, whom the permission bits let through: named
+    # before any synthesis, with the user's path, not a temporary file's.
+    ("synth.area_breakdown", ["--out", "/proc/area.csv"], "--out /proc/area.csv: cannot create files in /proc"),
 ]
 
 

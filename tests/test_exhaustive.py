@@ -95,7 +95,7 @@ def test_cli_part_report_and_resume(tmp_path, capsys):
     (["--chunk", "5"], "--chunk must be in 1024..268435456, not 5"),
     (["--bubbles", "1.5"], "--bubbles must be in 0..0.9, not 1.5"),
     (["--vectors", "0"], "--vectors must be in 1..1099511627776, not 0"),
-    (["--stages", "99"], "stages must be in 0..24, not 99"),
+    (["--stages", "99"], "stages must be in 0..9, not 99"),
     (["--rounding", "foo"], "argument --rounding: invalid choice: 'foo'"),
 ])
 def test_bad_arguments(tmp_path, capsys, args, message):

@@ -51,8 +51,8 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["mul", "--in-fmt", "fp64"], "in_fmt: unknown format 'fp64'"),
     (["mul", "--out-fmt", "e9m3"], "out_fmt: exp_bits must be in 2..8, not 9"),
-    (["add", "--stages", "99"], "stages must be in 0..24, not 99"),
-    (["add", "--stages", "-1"], "stages must be in 0..24, not -1"),
+    (["add", "--stages", "99"], "stages must be in 0..21, not 99"),
+    (["add", "--stages", "-1"], "stages must be in 0..21, not -1"),
     (["mul", "--sr-bits", "4"], "sr_bits=4 needs stochastic rounding"),
     (["rounder", "--sr-bits", "40"], "sr_bits must be in 1..32, not 40"),
     (["xorshift", "--lanes", "0"], "lanes must be in 1..1024, not 0"),
