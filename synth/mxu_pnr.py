@@ -29,7 +29,7 @@ from pathlib import Path
 
 from golden.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl.build import UNITS, emit
-from hdl.floorplan import KEEP, mxu_plan, script_paths
+from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
 
 from .pnr import TARGET_MHZ, VerilogUnit
 from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
@@ -66,7 +66,6 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
                   "fused_pe": component.fused_pe}
         if source == "rtlil":
             plan = mxu_plan(rows, cols) if floorplan == "dsp" else None
-            from hdl.floorplan import yosys_script
             return component, params, KEEP, yosys_script(plan) if plan else ""
         out = work / "verilog"
         out.mkdir(parents=True, exist_ok=True)
