@@ -205,11 +205,18 @@ class MXU(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
         w_in, x_in, y_out = self._stream_ports(m)
+        out_fifo, take, free = self._credits(m, x_in, y_out)
+        x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free)
+        psums, col_flags = self._array(m, x_row, x_sel, w_writes)
+        tag = self._row_tags(m, x_in, take)
+        self._output(m, out_fifo, y_out, psums, col_flags, tag)
+        return m
 
-        # Credits: free output FIFO slots not promised to rows in flight (registered).
-        m.submodules.fifo = out_fifo = fifo.SyncFIFOBuffered(width=n_cols * self.out_fmt.width,
+    def _credits(self, m, x_in, y_out):
+        """The output FIFO and the credit count: free FIFO slots not promised to rows in
+        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the count."""
+        m.submodules.fifo = out_fifo = fifo.SyncFIFOBuffered(width=self.cols * self.out_fmt.width,
                                                              depth=self.fifo_depth)
         free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
         produces = 1 if not self.acc_depth else x_in.payload.last
@@ -217,8 +224,13 @@ class MXU(wiring.Component):
         give = Signal()      # a y row leaves
         m.d.comb += [take.eq(x_in.valid & x_in.ready), give.eq(y_out.valid & y_out.ready)]
         m.d.sync += free.eq(free - (take & produces) + give)
+        return out_fifo, take, free
 
-        # Weights: rows go into the shadow buffer; a swap row makes it active.
+    def _controller(self, m, w_in, x_in, take, free):
+        """Weights go into the shadow buffer; a swap row makes it active (``x.ready`` waits
+        for a complete shadow tile and a credit). Returns the rows entering the array (after
+        input conversion), the buffer tag of the accepted row and the weight-write registers."""
+        k_rows = self.rows
         active = Signal()            # the buffer new rows multiply with
         shadow_full = Signal()       # `rows` rows accepted: w waits for a swap
         started = Signal()           # a tile has been swapped in since reset
@@ -251,10 +263,14 @@ class MXU(wiring.Component):
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
-
-        # The array: advances every cycle.
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
+        return x_row, x_sel, w_writes
+
+    def _array(self, m, x_row, x_sel, w_writes):
+        """The processing elements with their entry, skew and de-skew registers; advances
+        every cycle. Returns each column's partial sum and flags as they leave, aligned."""
+        k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
@@ -284,7 +300,10 @@ class MXU(wiring.Component):
                 out, flags = r, f
             psums.append(out)
             col_flags.append(flags)
-        # The row's valid (and accumulator control) travels the full latency.
+        return psums, col_flags
+
+    def _row_tags(self, m, x_in, take):
+        """The accepted row's valid (and accumulator control), delayed the array's latency."""
         tag_layout = data.StructLayout({"valid": 1, **({"addr": self.acc_addr_width, "first": 1, "last": 1}
                                                       if self.acc_depth else {})})
         tag = Signal(tag_layout)
@@ -296,8 +315,11 @@ class MXU(wiring.Component):
             r = Signal(tag_layout, name=f"tag_{d}")
             m.d.sync += r.eq(tag)
             tag = r
+        return tag
 
-        # Leaving the array: accumulate, round, into the FIFO; flags into the sticky registers.
+    def _output(self, m, out_fifo, y_out, psums, col_flags, tag):
+        """Rows leaving the array: accumulate, round, into the FIFO, flags into the sticky
+        registers; ``y`` from a register after the FIFO."""
         leave = Signal()      # a y row enters the FIFO
         m.d.comb += leave.eq(tag.valid & (tag.last if self.acc_depth else 1))
         row_flags = [Mux(tag.valid, f, 0) for f in col_flags]
@@ -308,7 +330,7 @@ class MXU(wiring.Component):
             results = psums
         rounded, round_flags = self._round_outputs(m, results, leave)
         row_flags = [f | Mux(leave, r, 0) for f, r in zip(row_flags, round_flags)]
-        for j in range(n_cols):
+        for j in range(self.cols):
             m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
         m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
         # y leaves from a register in the fabric, not from the FIFO's memory: on large
@@ -325,7 +347,6 @@ class MXU(wiring.Component):
                      y_out.valid.eq(y_valid), y_out.payload.eq(y_data)]
         with m.If(advance):
             m.d.sync += [y_valid.eq(out_fifo.r_rdy), y_data.eq(out_fifo.r_data)]
-        return m
 
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
