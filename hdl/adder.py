@@ -190,7 +190,16 @@ class FPAdder(ArithmeticUnit):
 
     def elaborate(self, platform):
         m = Module()
-        f, g, p = self.fmt, self.guard_bits, self.fmt.precision
+        v, side = self._ordered(m)
+        v, side = self._aligned(m, v, side)
+        v, side = self._summed(m, v, side)
+        self._rounded(m, self._normalised(m, v, side))
+        return m
+
+    def _ordered(self, m):
+        """Classify the operands and order them by magnitude (DAZ zeros lowest): the larger
+        one's significand, exponent and sign, the smaller one's significand and the shift."""
+        f = self.fmt
         cut = self._stages.cut
         rand = {"rand": self.rand} if self.rand_bits is not None else {}
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
@@ -226,9 +235,13 @@ class FPAdder(ArithmeticUnit):
                 shift=Mux(swap, v["diff_ba"], v["diff_ab"]), exp_l=Mux(swap, v["exp_b"], v["exp_a"]),
                 sign_l=Mux(swap, v["sign_b"], v["sign_a"]), **side)
         side = {k: v[k] for k in [*side, "exp_l", "sign_l"]}
+        return v, side
 
-        # Align: the exact sum is (total + f) units, 0 < f < 1 exactly where sticky. The
-        # shifter's log steps drop bits into sticky as they go.
+    def _aligned(self, m, v, side):
+        """Shift the smaller significand right by the exponent difference: the exact sum is
+        then (total + f) units, 0 < f < 1 exactly where sticky. The shifter's log steps
+        drop bits into sticky as they go."""
+        cut, g, p = self._stages.cut, self.guard_bits, self.fmt.precision
         n = (g + p).bit_length()
         hi, lo = _halves(n)
         shift = Mux(v["shift"] > g + p, g + p, v["shift"])[:n]
@@ -241,7 +254,12 @@ class FPAdder(ArithmeticUnit):
         small, sticky, _, carry = self._steps(m, "align", lo, v["small"], v["sticky"], v["shift"],
                                               {"sig_l": v["sig_l"], **side})
         v = cut(m, "aligned", small=small, sticky=sticky, sig_l=carry["sig_l"], **{k: carry[k] for k in side})
+        return v, side
 
+    def _summed(self, m, v, side):
+        """The significand sum (or difference), then its leading zeros: a tree, cut halfway
+        (a fine cut point) by packing each level's pairs."""
+        cut, g, p = self._stages.cut, self.guard_bits, self.fmt.precision
         big = Cat(Const(0, g), v["sig_l"])
         total = Signal(g + p + 1)
         m.d.comb += total.eq(self._sum(big, v["small"], v["sticky"], v["subtract"]))
@@ -249,7 +267,6 @@ class FPAdder(ArithmeticUnit):
         v = cut(m, "sum", total=total, sticky=v["sticky"], **side)
         side = {k: v[k] for k in side}
 
-        # Leading zeros: a tree, cut halfway (a fine cut point) by packing each level's pairs.
         width = g + p + 1
         joins = _lzc_depth(width) // 2
         level = _lzc_join(_lzc_leaves(v["total"]), joins)
@@ -261,7 +278,13 @@ class FPAdder(ArithmeticUnit):
             v, side = {k: u[k] for k in ("total", "sticky")}, {k: u[k] for k in side}
         zeros = _lzc_result(_lzc_join(level, _lzc_depth(width) - joins), width)
         v = cut(m, "counted", zeros=zeros, total=v["total"], sticky=v["sticky"], **side)
+        return v, side
 
+    def _normalised(self, m, v, side):
+        """Shift the sum left by its leading zeros (two halves of log steps) and take the
+        result's exponent from the larger operand's."""
+        f, cut, g, p = self.fmt, self._stages.cut, self.guard_bits, self.fmt.precision
+        width = g + p + 1
         lo_e, hi_e = -f.bias - g - p, f.exp_max_field - f.bias + width - g - p
         exp = Signal(signed(signed_width(lo_e, hi_e)))
         m.d.comb += exp.eq(v["exp_l"] - f.bias + (width - g - p) - v["zeros"])
@@ -274,10 +297,13 @@ class FPAdder(ArithmeticUnit):
         v = cut(m, "norm_hi", sig=sig, zeros=zeros, **carry)
         sig, _, _, carry = self._steps(m, "norm", lo, v["sig"], Const(0, 1), v["zeros"],
                                        {k: x for k, x in v.items() if k not in ("sig", "zeros")}, left=True)
-        v = cut(m, "normalised", sig=sig, **carry)
+        return cut(m, "normalised", sig=sig, **carry)
 
+    def _rounded(self, m, v):
+        """The shared rounder, with the special results (NaN, infinities, exact zeros)."""
+        f = self.fmt
         m.submodules.rounder = rounder = Rounder(
-            fmt=f, width=width, exp_width=len(exp), rounding=self.rounding,
+            fmt=f, width=self.guard_bits + f.precision + 1, exp_width=len(v["exp"]), rounding=self.rounding,
             rand_bits=self.rand_bits, sticky=True, stages=self._stages)
         zero_or_inf_sign = Mux(v["any_inf"], v["inf_sign"], v["zero_sign"])
         m.d.comb += [
@@ -291,4 +317,3 @@ class FPAdder(ArithmeticUnit):
         if self.rand_bits is not None:
             m.d.comb += rounder.rand.eq(v["rand"])
         self._drive_outputs(m, rounder, v["valid"])
-        return m
