@@ -187,8 +187,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
     write_text(path, out.getvalue())
 
 
-@command("python -m synth.mxu_pnr")
-def main(argv=None) -> int:
+def _parser() -> Parser:
     parser = Parser(prog="python -m synth.mxu_pnr", description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", choices=("ecp5", "ice40"), default="ecp5", help="default ecp5")
     parser.add_argument("--sizes", default=None, help="comma-separated RxC:mMaA (default 2x2:m6a9)")
@@ -212,6 +211,41 @@ def main(argv=None) -> int:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--seeds", default="1", metavar="S,S,...",
                         help="nextpnr seeds, each size placed and routed with each (default 1)")
+    return parser
+
+
+def _designs(args, parser, floorplan: str):
+    """``(sizes, manifest)``: the ``--sizes`` to build (each checked, with its DSP plan), or
+    ``[None]`` and the ``--verilog`` manifest; a bad one ends in ``parser.error``."""
+    if args.verilog is None:
+        sizes = [parse_size(s) for s in (args.sizes or "2x2:m6a9").split(",")]
+        for rows, cols, m, a in sizes:
+            UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
+            if floorplan == "dsp":
+                try:
+                    mxu_plan(rows, cols)
+                except ValueError as error:
+                    parser.error(f"--sizes {rows}x{cols}: {error} (--floorplan none leaves the sites to nextpnr)")
+        return sizes, None
+    if args.sizes is not None:
+        parser.error("give --sizes or --verilog, not both")
+    manifest = args.verilog.with_suffix(".json")
+    try:
+        facts = json.loads(manifest.read_text())
+        if facts.get("unit") != "mxu" or not manifest.with_suffix(".v").exists():
+            raise ValueError("not an MXU's manifest beside its .v")
+        params = facts["parameters"]
+        if floorplan == "dsp" and len(script_paths(params["rows"], params["cols"], facts["module"],
+                                                   manifest.parent)) < 2:
+            raise ValueError("the array has no DSP plan on the LFE5U-85F (--floorplan none)")
+    except (OSError, ValueError, KeyError) as error:
+        parser.error(f"--verilog {args.verilog}: {error}")
+    return [None], manifest
+
+
+@command("python -m synth.mxu_pnr")
+def main(argv=None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     try:
         seeds = sorted({int(s) for s in args.seeds.split(",")})
@@ -223,31 +257,7 @@ def main(argv=None) -> int:
     floorplan = args.floorplan or ("dsp" if args.arch == "ecp5" else "none")
     if floorplan == "dsp" and args.arch != "ecp5":
         parser.error("--floorplan dsp is for --arch ecp5 (the LFE5U-85F's DSP sites)")
-    if args.verilog is not None:
-        if args.sizes is not None:
-            parser.error("give --sizes or --verilog, not both")
-        manifest = args.verilog.with_suffix(".json")
-        try:
-            facts = json.loads(manifest.read_text())
-            if facts.get("unit") != "mxu" or not manifest.with_suffix(".v").exists():
-                raise ValueError("not an MXU's manifest beside its .v")
-            script_ok = floorplan != "dsp" or len(script_paths(facts["parameters"]["rows"], facts["parameters"]["cols"],
-                                                                facts["module"], manifest.parent)) == 2
-            if not script_ok:
-                raise ValueError("the array has no DSP plan on the LFE5U-85F (--floorplan none)")
-        except (OSError, ValueError, KeyError) as error:
-            parser.error(f"--verilog {args.verilog}: {error}")
-        sizes = [None]
-    else:
-        manifest = None
-        sizes = [parse_size(s) for s in (args.sizes or "2x2:m6a9").split(",")]
-    for rows, cols, m, a in filter(None, sizes):
-        UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
-        if floorplan == "dsp":
-            try:
-                mxu_plan(rows, cols)
-            except ValueError as error:
-                parser.error(f"--sizes {rows}x{cols}: {error} (--floorplan none leaves the sites to nextpnr)")
+    sizes, manifest = _designs(args, parser, floorplan)
     check_output(args.csv, "--csv")
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes) * len(seeds), "place and route", "design") as bar:
