@@ -25,6 +25,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Signal
 from amaranth.lib import wiring
@@ -98,9 +99,14 @@ class Board(wiring.Component):
         m.submodules.rx = rx = UartRx(divisor=self.divisor)
         m.submodules.tx = tx = UartTx(divisor=self.divisor)
         m.d.comb += [rx.rx.eq(self.rx), self.tx.eq(tx.tx)]
-        size = self.frame_bytes
+        self._protocol(m, mxu, rx, tx, self._buffers(m, mxu, tx))
+        return m
 
-        # Incoming payload bytes shift in from the top: an N-byte frame ends in the top N bytes.
+    def _buffers(self, m, mxu, tx) -> SimpleNamespace:
+        """The frame buffers: payload bytes shift into ``inbuf`` from the top (an N-byte
+        frame ends in its top N bytes, which feed the MXU's ``w`` and ``x``); a reply goes
+        out of ``outbuf`` from the bottom byte up (``left`` bytes)."""
+        size = self.frame_bytes
         in_bits = 8 * max(size["W"], size["X"])
         inbuf = Signal(in_bits)
         w_frame, x_frame = inbuf[in_bits - 8 * size["W"]:], inbuf[in_bits - 8 * size["X"]:]
@@ -108,11 +114,16 @@ class Board(wiring.Component):
                      mxu.x.payload.data.eq(x_frame[8:])]
         need = Signal(range(max(size["W"], size["X"]) + 1))
         is_x = Signal()
-        # The reply goes out from the bottom byte up.
         out_bits = 8 * (1 + max(size["I"], size["Y"], size["F"]))
         outbuf = Signal(out_bits)
         left = Signal(range(out_bits // 8 + 1))
         m.d.comb += tx.data.payload.eq(outbuf[:8])
+        return SimpleNamespace(inbuf=inbuf, need=need, is_x=is_x, outbuf=outbuf, left=left)
+
+    def _protocol(self, m, mxu, rx, tx, buf: SimpleNamespace) -> None:
+        """The command state machine (the module docstring's table)."""
+        size = self.frame_bytes
+        inbuf, need, is_x, outbuf, left = buf.inbuf, buf.need, buf.is_x, buf.outbuf, buf.left
 
         def reply(*fields):
             value = Cat(*fields)
@@ -167,7 +178,6 @@ class Board(wiring.Component):
                     m.d.sync += [outbuf.eq(outbuf >> 8), left.eq(left - 1)]
                     with m.If(left == 1):
                         m.next = "idle"
-        return m
 
 
 class _Pins(Elaboratable):
