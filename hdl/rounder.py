@@ -101,8 +101,15 @@ class Rounder(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        fmt, d = self._fmt, self._discard
         cut = self._stages.cut if self._stages is not None else (lambda m, name, **v: v)
+        kept, inexact, up = self._decision()
+        v = self._rounded(m, cut, kept, inexact, up)
+        self._select(m, v)
+        return m
+
+    def _decision(self):
+        """The kept bits, whether anything was discarded, and whether to round up."""
+        d = self._discard
         sticky = self.sticky if self._sticky else Const(0, 1)
         if d <= 0:
             kept = Cat(Const(0, -d), self.sig)
@@ -124,7 +131,12 @@ class Rounder(wiring.Component):
                 up = inexact & self.rand[0]
             else:
                 up = Const(0, 1)
+        return kept, inexact, up
 
+    def _rounded(self, m, cut, kept, inexact, up):
+        """The increment, with both exponents a rounding carry can leave compared ahead of
+        it (the carry only selects): the values the result is selected from."""
+        fmt = self._fmt
         # Both exponents a rounding carry can leave, compared ahead of the increment so the
         # carry only selects.
         exp = [Signal(signed(self._exp_width + 1), name=f"exp_{c}") for c in (0, 1)]
@@ -139,9 +151,13 @@ class Rounder(wiring.Component):
 
         rounded = Signal(fmt.precision + 1)
         m.d.comb += rounded.eq(v["kept"] + v["up"])
-        v = cut(m, "rounded", rounded=rounded, carry=v["up"] & v["all_ones"],
-                **{k: x for k, x in v.items() if k not in ("kept", "up", "all_ones")})
+        return cut(m, "rounded", rounded=rounded, carry=v["up"] & v["all_ones"],
+                   **{k: x for k, x in v.items() if k not in ("kept", "up", "all_ones")})
 
+    def _select(self, m, v):
+        """The result and flags: NaN, saturated or exact values, flush, overflow or the
+        rounded number."""
+        fmt = self._fmt
         carry = v["carry"]
         tiny, huge = v["tiny"].bit_select(carry, 1), v["huge"].bit_select(carry, 1)
         biased = v["biased"].word_select(carry, fmt.exp_bits)
@@ -179,4 +195,3 @@ class Rounder(wiring.Component):
         with m.Else():
             m.d.comb += [self.result.eq(Cat(mantissa, biased, sign)),
                          self.flags.eq(v["inexact"])]
-        return m
