@@ -414,8 +414,7 @@ def plot(rows, fitted, out_dir: Path) -> list[Path]:
     return written
 
 
-@command("python -m synth.sweep")
-def main(argv=None) -> int:
+def _parser() -> Parser:
     parser = Parser(prog="python -m synth.sweep", description=__doc__.split("\n\n")[0],
                                      epilog="Configurations: (a) mantissa 2..23 at exponent 8 and 5, (b) named "
                                             "formats, (c) fp32 adder, SR unit, MXU PE and MXU sizes 1x1..8x8.")
@@ -440,7 +439,12 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
                         help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
                              "adder, sr, pe, mxu; e.g. bare,mul)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _checked(parser, args) -> list[dict]:
+    """The configurations the options select, after checking the options and the tools;
+    a bad one ends in ``parser.error``."""
     if not 1 <= args.jobs <= 64:
         parser.error(f"--jobs must be in 1..64, not {args.jobs}")
     if not 1 <= args.timeout <= 1440:
@@ -472,10 +476,14 @@ def main(argv=None) -> int:
         if not todo:
             parser.error(f"--only {args.only}: no configuration of that kind"
                          + (f" in --group {args.group}" if args.group else ""))
+    return todo
 
+
+def _synthesise_all(parser, args, todo: list[dict]):
+    """Synthesise (or read from the cache) every distinct design of ``todo``, in parallel:
+    ``(rows, failures, missing, designs)``, one row per configuration that has a result."""
     digest = _source_digest()
     rows, failures, missing = [None] * len(todo), [], []
-    start = time.perf_counter()
     same = {}                       # a design in two sweeps (bf16 is also e8m7) runs once
     for i, c in enumerate(todo):
         same.setdefault(cache_key(c, digest), []).append(i)
@@ -499,9 +507,18 @@ def main(argv=None) -> int:
                     rows[i] = {**todo[i], **result}
                 how = "cached" if result["cached"] else f"{result['seconds']} s"
                 _progress(bar, done, f"{result['module']} ({how})")
-    rows = [r for r in rows if r is not None]
+    return [r for r in rows if r is not None], failures, missing, len(same)
+
+
+@command("python -m synth.sweep")
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    todo = _checked(parser, args)
+    start = time.perf_counter()
+    rows, failures, missing, designs = _synthesise_all(parser, args, todo)
     if not rows:
-        raise ValueError(f"no results to write ({len(missing)} of {len(same)} designs not cached, "
+        raise ValueError(f"no results to write ({len(missing)} of {designs} designs not cached, "
                          f"{len(failures)} failed): nothing written")
     no_pnr = len({r["module"] for r in rows if r.get("pnr_missing")})
 
