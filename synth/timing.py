@@ -343,13 +343,15 @@ def fit(rows, model: dict) -> dict:
     return new
 
 
-@command("python -m synth.timing")
-def main(argv=None) -> int:
+def _parser() -> Parser:
     parser = Parser(prog="python -m synth.timing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", default="ecp5", help="ecp5, ice40 or ecp5,ice40 (default ecp5)")
     parser.add_argument("--cache", type=Path, default=build_dir("results", "timing"),
                         help="run cache (default build/results/timing)")
-    parser.add_argument("--docs", type=Path, default=ROOT / "docs", help="CSV and plot folder (default docs/)")
+    out = build_dir("results", "timing-out")
+    parser.add_argument("--docs", type=Path, default=out,
+                        help=f"folder of timing.csv, timing-seeds.csv and the plot, merged by key (default {out}; "
+                             "--docs docs publishes)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
     parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
@@ -357,18 +359,16 @@ def main(argv=None) -> int:
                         help="also place and route with these nextpnr seeds (e.g. 1,2,3): each design's median, "
                              "min and max go to --docs/timing-seeds.csv (merged by part, module and seed)")
     parser.add_argument("--fit-only", action="store_true",
-                        help="refit hdl/timing_model.json from every row of --docs/timing.csv, run nothing")
+                        help="refit hdl/timing_model.json from every row of docs/timing.csv (the published "
+                             "measurements), run nothing")
     parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe or add:9,pe:6x9 (default all of "
                         f"{', '.join(UNITS)})")
-    args = parser.parse_args(argv)
-    if args.fit_only:
-        model = fit(csv_rows(args.docs / "timing.csv"), timing.load_model())
-        timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
-        for arch, c in model.items():
-            print(f"{arch}: " + ", ".join(f"{k} {c[k]}" for k in timing.COEFFICIENTS) + f" ({c['source']}, "
-                  f"rms error {c['rms_error_pct']} %)")
-        print(f"wrote {timing.MODEL_PATH}")
-        return 0
+    return parser
+
+
+def _plan(parser, args) -> list[tuple]:
+    """``(arch, kind, stages)`` of every design the options select; a bad one ends in
+    ``parser.error``."""
     arches = args.arch.split(",")
     bad = [a for a in arches if a not in PLAN]
     if bad:
@@ -384,6 +384,25 @@ def main(argv=None) -> int:
     plan = [(arch, kind, stages) for arch in arches for kind, stages in PLAN[arch] if selected(kind, stages)]
     if not plan:
         parser.error(f"--only {args.only}: no design of the plan on {args.arch}")
+    return plan
+
+
+def _write_model(model: dict) -> None:
+    timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
+    for arch, c in model.items():
+        print(f"{arch}: " + ", ".join(f"{k} {c[k]}" for k in timing.COEFFICIENTS) + f" ({c['source']}, "
+              f"rms error {c['rms_error_pct']} %)")
+    print(f"wrote {timing.MODEL_PATH}")
+
+
+@command("python -m synth.timing")
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.fit_only:
+        _write_model(fit(csv_rows(ROOT / "docs" / "timing.csv"), timing.load_model()))
+        return 0
+    plan = _plan(parser, args)
     check_output(args.docs, "--docs", folder=True)
     seeds = _seeds(parser, args.seeds)
     rows = []
@@ -413,8 +432,7 @@ def main(argv=None) -> int:
         print(write_seeds(runs, args.docs / "timing-seeds.csv"))
     if args.fit:
         model = fit(cached_rows(args.cache), model)
-        timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
-        print(f"wrote {timing.MODEL_PATH}")
+        _write_model(model)
     rows = write_outputs(cached_rows(args.cache), args.docs, model)
     print(markdown(rows))
     return 0
