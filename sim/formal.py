@@ -167,16 +167,8 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         # A wall-clock limit: ``sat -timeout`` needs signals, which the WebAssembly Yosys lacks.
         proc = _yosys(folder, _script(depth), timeout)
         seconds = time.perf_counter() - start
+    result, trace = _verdict(proc, depth > max(latency, registers), depth, inputs, outputs)
     log = proc.stdout if proc else ""
-    if proc is None:
-        result, trace = "timeout", None
-    elif "SAT proof finished - no model found: SUCCESS!" in log:
-        result = "proved" if depth > max(latency, registers) else f"no counterexample in {depth} cycles"
-        trace = None
-    elif "SAT proof finished - model found: FAIL!" in log:
-        result, trace = "counterexample", _trace(log, inputs, outputs)
-    else:
-        raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
     report = {
         "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
         "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
@@ -191,6 +183,18 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
     if trace is not None:
         report["trace"] = trace
     return report
+
+
+def _verdict(proc, complete: bool, depth: int, inputs, outputs):
+    """``(result, trace)`` from the solver's Yosys run (None: it timed out)."""
+    log = proc.stdout if proc else ""
+    if proc is None:
+        return "timeout", None
+    if "SAT proof finished - no model found: SUCCESS!" in log:
+        return ("proved" if complete else f"no counterexample in {depth} cycles"), None
+    if "SAT proof finished - model found: FAIL!" in log:
+        return "counterexample", _trace(log, inputs, outputs)
+    raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
 
 
 #: How ``check_pe`` proves: structural equivalence, the netlists' same-named signals paired.
