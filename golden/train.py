@@ -28,7 +28,7 @@ from .ops import add, convert, convert_sr_bits
 from .params import int_param
 from .rounding import Flags, Rounding
 
-__all__ = ["Variant", "VARIANTS", "Weights", "Counters", "load_digits_split", "train"]
+__all__ = ["Variant", "VARIANTS", "Weights", "Counters", "initial_weights", "load_digits_split", "train"]
 
 #: Largest loss scale the dynamic scaler reaches.
 MAX_SCALE = 2.0 ** 24
@@ -167,6 +167,16 @@ class Weights:
         self.w = new
 
 
+def initial_weights(rng: np.random.Generator, n_in: int, hidden: int, variant: Variant, seed: int):
+    """The MLP's two weight matrices drawn from ``rng`` (normal, scaled by ``sqrt(2 / n_in)``
+    and ``sqrt(1 / hidden)``; the bias rows start at 0), each updated as ``variant`` says
+    with its own xorshift lanes (from ``seed``)."""
+    init1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)
+    init2 = rng.standard_normal((hidden + 1, 10)) * np.sqrt(1.0 / hidden)
+    init1[-1], init2[-1] = 0, 0           # biases start at 0
+    return Weights(init1, variant, seed * 2 + 1), Weights(init2, variant, seed * 2 + 2)
+
+
 def _forward(variant, w1, w2, x):
     z1 = _matmul(variant, x, w1)
     h = np.hstack([np.maximum(z1, 0), np.ones((len(x), 1), np.float32)])
@@ -204,12 +214,7 @@ def train(variant: Variant, data, *, hidden: int = 32, batch: int = 32, epochs: 
     if not 0 < lr < float("inf"):
         raise ValueError(f"lr must be positive and finite, not {lr}")
     rng = np.random.default_rng(seed)
-    n_in = x_train.shape[1]
-    init1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)
-    init2 = rng.standard_normal((hidden + 1, 10)) * np.sqrt(1.0 / hidden)
-    init1[-1], init2[-1] = 0, 0           # biases start at 0
-    w1 = Weights(init1, variant, seed * 2 + 1)
-    w2 = Weights(init2, variant, seed * 2 + 2)
+    w1, w2 = initial_weights(rng, x_train.shape[1], hidden, variant, seed)
     counters = Counters()
     scale = {"none": 1.0, "static": STATIC_SCALE, "dynamic": DYNAMIC_START}[variant.loss_scale]
     good_steps = skipped = 0

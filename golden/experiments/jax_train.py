@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import progress, save_figure
+from ..cli import progress
 from ..rounding import Rounding
-from ..train import BF16, Counters, Variant, Weights, load_digits_split
-from .common import check_ranges, write_csv
+from ..train import BF16, Counters, Variant, initial_weights, load_digits_split
+from .common import add_training_arguments, plot_training, training_variants, write_csv
 
 NAME = "jax-train"
 HELP = "a JAX MLP trained through golden.jax.dot (1, 3, 6 passes; bf16 weights RNE vs SR)"
@@ -86,12 +86,7 @@ def train_variant(name: str, data, *, hidden: int, batch: int, epochs: int, lr: 
 
     step = jax.jit(jax.value_and_grad(loss_of, argnums=(0, 1)))
     rng = np.random.default_rng(seed)
-    n_in = x_train.shape[1]
-    init1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)
-    init2 = rng.standard_normal((hidden + 1, 10)) * np.sqrt(1.0 / hidden)
-    init1[-1], init2[-1] = 0, 0
-    variant = Variant(name, BF16, rounding)
-    weights = [Weights(init1, variant, seed * 2 + 1), Weights(init2, variant, seed * 2 + 2)]
+    weights = initial_weights(rng, x_train.shape[1], hidden, Variant(name, BF16, rounding), seed)
     counters = Counters()
     rows = []
     for epoch in range(1, epochs + 1):
@@ -113,50 +108,18 @@ def train_variant(name: str, data, *, hidden: int, batch: int, epochs: int, lr: 
 
 
 def plot(rows, path: Path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-    for i, name in enumerate(dict.fromkeys(r["variant"] for r in rows)):
-        sel = [r for r in rows if r["variant"] == name]
-        for ax, key in zip(axes, ("train_loss", "test_loss", "test_accuracy")):
-            ax.plot([r["epoch"] for r in sel], [r[key] for r in sel], "--" if name == "jax-f32" else "-",
-                    color=plt.get_cmap("tab10")(i), marker="o", markersize=3, label=name)
-    for ax, title in zip(axes, ("training loss (mean over the epoch)", "test loss", "test accuracy")):
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("epoch")
-        ax.grid(True, alpha=0.3)
-    axes[0].set_yscale("log")
-    axes[1].set_yscale("log")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("JAX MLP on digits; products through golden.jax.dot (the MXU's numerics) or jnp.dot")
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+    plot_training(rows, path, "JAX MLP on digits; products through golden.jax.dot (the MXU's numerics) or jnp.dot",
+                  dashed=lambda name: name == "jax-f32")
 
 
 def add_arguments(p):
     """The sub-command's options."""
-    p.add_argument("--epochs", type=int, default=10, help="epochs, 1..1000 (default 10)")
-    p.add_argument("--hidden", type=int, default=32, help="hidden units, 1..1024 (default 32)")
-    p.add_argument("--batch", type=int, default=32, help="batch size, 1..1024 (default 32)")
-    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate, 1e-6..10 (default 0.05)")
-    p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
-    p.add_argument("--variants", default=",".join(VARIANTS),
-                   help=f"comma-separated subset of {','.join(VARIANTS)} (default: all)")
+    add_training_arguments(p, epochs=10, variants=VARIANTS)
 
 
 def run(args, p) -> int:
     """Run with parsed ``args``; ``p.error`` reports a bad option."""
-    if args.quick:
-        args.epochs, args.hidden = min(args.epochs, 2), min(args.hidden, 16)
-    check_ranges(p, (("--epochs", args.epochs, 1, 1000), ("--hidden", args.hidden, 1, 1024),
-                     ("--batch", args.batch, 1, 1024), ("--lr", args.lr, 1e-6, 10.0),
-                     ("--seed", args.seed, 0, 1 << 20)))
-    names = [n.strip() for n in args.variants.split(",") if n.strip()]
-    if not names or any(n not in VARIANTS for n in names):
-        p.error(f"--variants must name some of {','.join(VARIANTS)}, not {args.variants!r}")
+    names = training_variants(args, p, VARIANTS)
     try:
         _jax()
         data = load_digits_split(args.seed)

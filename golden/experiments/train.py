@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from ..train import VARIANTS, load_digits_split, train
-from ..cli import progress, save_figure
-from .common import check_ranges, write_csv
+from ..cli import progress
+from .common import add_training_arguments, plot_training, training_variants, write_csv
 
 NAME = "train"
 HELP = "mixed-precision MLP training on the MXU's numerics (digits)"
@@ -51,54 +51,18 @@ def print_table(rows):
 
 
 def plot(rows, path: Path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-    names = list(dict.fromkeys(r["variant"] for r in rows))
-    cmap = plt.get_cmap("tab10")
-    for i, name in enumerate(names):
-        sel = [r for r in rows if r["variant"] == name]
-        epochs = [r["epoch"] for r in sel]
-        style = "--" if name.startswith("fp16") else "-"
-        for ax, key in zip(axes, ("train_loss", "test_loss", "test_accuracy")):
-            ax.plot(epochs, [r[key] for r in sel], style, color=cmap(i), marker="o", markersize=3, label=name)
-    for ax, title in zip(axes, ("training loss (mean over the epoch)", "test loss", "test accuracy")):
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("epoch")
-        ax.grid(True, alpha=0.3)
-    axes[0].set_yscale("log")
-    axes[1].set_yscale("log")
-    axes[0].legend(fontsize=8)
-    fig.suptitle("MLP on digits, matmuls in the golden MXU's numerics; same seed for every variant")
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+    plot_training(rows, path, "MLP on digits, matmuls in the golden MXU's numerics; same seed for every variant",
+                  dashed=lambda name: name.startswith("fp16"))
 
 
 def add_arguments(p):
     """The sub-command's options."""
-    p.add_argument("--epochs", type=int, default=12, help="epochs, 1..1000 (default 12)")
-    p.add_argument("--hidden", type=int, default=32, help="hidden units, 1..1024 (default 32)")
-    p.add_argument("--batch", type=int, default=32, help="batch size, 1..1024 (default 32)")
-    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate, 1e-6..10 (default 0.05)")
-    p.add_argument("--seed", type=int, default=1, help="seed of data split, weights, batches, xorshift, 0..2**20")
-    p.add_argument("--variants", default=",".join(BY_NAME),
-                   help=f"comma-separated subset of {','.join(BY_NAME)} (default: all)")
+    add_training_arguments(p, epochs=12, variants=BY_NAME)
 
 
 def run(args, p) -> int:
     """Run with parsed ``args``; ``p.error`` reports a bad option."""
-    if args.quick:
-        args.epochs, args.hidden = min(args.epochs, 2), min(args.hidden, 16)
-    check_ranges(p, (("--epochs", args.epochs, 1, 1000), ("--hidden", args.hidden, 1, 1024),
-                     ("--batch", args.batch, 1, 1024), ("--lr", args.lr, 1e-6, 10.0),
-                     ("--seed", args.seed, 0, 1 << 20)))
-    names = [n.strip() for n in args.variants.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown or not names:
-        p.error(f"--variants must name some of {','.join(BY_NAME)}, not {args.variants!r}")
+    names = training_variants(args, p, BY_NAME)
     try:
         data = load_digits_split(args.seed)
     except ImportError as exc:
