@@ -337,3 +337,23 @@ def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
     assert (params["rows"], params["cols"]) == (2, 3) and KEEP in keep
     assert script.count("setattr -set BEL") == 6 and script == (tmp_path / f"{v_path.stem}_lfe5u85f.ys").read_text()
     assert [n for n in unit.signature.members][:3] == ["w__payload", "w__valid", "w__ready"]
+
+
+def test_y_drivers_names_what_feeds_the_harness_y_registers(tmp_path):
+    """The ``y_from`` column: the cell types driving the harness's ``out_y...payload``
+    flip-flops (a block RAM's read port before, the MXU's own flip-flops now)."""
+    import json
+
+    from synth.mxu_pnr import y_drivers
+
+    def cell(kind, inputs, outputs):
+        return {"type": kind, "port_directions": {**{p: "input" for p in inputs}, **{p: "output" for p in outputs}},
+                "connections": {**inputs, **outputs}}
+    cells = {"unit.fifo.ram": cell("DP16KD", {"CLKB": [1]}, {"DOB0": [2]}),
+             "unit.y_data_TRELLIS_FF_Q": cell("TRELLIS_FF", {"DI": [3]}, {"Q": [4]}),
+             "out_y__payload_TRELLIS_FF_Q": cell("TRELLIS_FF", {"DI": [4]}, {"Q": [5]}),
+             "out_y__payload_TRELLIS_FF_Q_1": cell("TRELLIS_FF", {"DI": [2]}, {"Q": [6]}),
+             "out_y__payload_TRELLIS_FF_Q_DI_LUT4_Z": cell("LUT4", {"D": [2]}, {"Z": [7]})}     # not a y register
+    path = tmp_path / "top.json"
+    path.write_text(json.dumps({"modules": {"top": {"cells": cells}}}))
+    assert y_drivers(path) == "DP16KD 1, TRELLIS_FF 1"
