@@ -16,7 +16,7 @@ Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``a
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
-FIFO's read side and the ``y`` register after it. ``flags`` holds, per column, the OR of the five flags of every multiply,
+FIFO's head and spare registers (``hdl.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
 add, accumulator add and output rounding of the rows that left the array since the last
 ``flags_clear``.
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, unsigned
-from amaranth.lib import data, fifo, memory, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import BF16, FP32
@@ -34,6 +34,7 @@ from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
 
 from .adder import FPAdder
+from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .stochastic_rounder import StochasticRounder
@@ -156,8 +157,8 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 3`` (the output FIFO's memory, its read register and the ``y``
-        register; input conversion, accumulators and output rounders add no register)."""
+        ``array_latency + 3`` (the output FIFO: its level, its memory's read register and
+        the ``y`` register; input conversion, accumulators and output rounders add no register)."""
         return self.array_latency + 3
 
     @property
@@ -216,8 +217,7 @@ class MXU(wiring.Component):
     def _credits(self, m, x_in, y_out):
         """The output FIFO and the credit count: free FIFO slots not promised to rows in
         flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the count."""
-        m.submodules.fifo = out_fifo = fifo.SyncFIFOBuffered(width=self.cols * self.out_fmt.width,
-                                                             depth=self.fifo_depth)
+        m.submodules.fifo = out_fifo = OutputFIFO(width=self.cols * self.out_fmt.width, depth=self.fifo_depth)
         free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
         produces = 1 if not self.acc_depth else x_in.payload.last
         take = Signal()      # an x row is accepted
@@ -333,20 +333,11 @@ class MXU(wiring.Component):
         for j in range(self.cols):
             m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
         m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
-        # y leaves from a register in the fabric, not from the FIFO's memory: on large
-        # arrays that is block RAM, whose read data arrives ~6 ns after the clock on ECP5
-        # (the 4x4's critical path, docs/timing.md). The FIFO reads its memory
-        # synchronously (its head in the memory's own read register), so Yosys cannot fold
-        # this register into the memory as it did after an asynchronous read. The register
-        # holds a row the credits count. It advances whenever it is empty or read, taking
-        # the FIFO's head or emptying: its enable, a net to every payload bit, does not
-        # wait for the FIFO's level (a placed 8x8's critical path ran through it).
-        advance = Signal()
-        y_valid, y_data = Signal(), Signal(len(out_fifo.r_data))
-        m.d.comb += [advance.eq(~y_valid | y_out.ready), out_fifo.r_en.eq(out_fifo.r_rdy & advance),
-                     y_out.valid.eq(y_valid), y_out.payload.eq(y_data)]
-        with m.If(advance):
-            m.d.sync += [y_valid.eq(out_fifo.r_rdy), y_data.eq(out_fifo.r_data)]
+        # y leaves from the FIFO's head register in the fabric, not from its memory (block
+        # RAM on large arrays, whose read data arrives ~6 ns after the clock on ECP5), and
+        # y.ready never reaches the memory's read (hdl/output_fifo.py).
+        m.d.comb += [y_out.valid.eq(out_fifo.r.valid), y_out.payload.eq(out_fifo.r.payload),
+                     out_fifo.r.ready.eq(y_out.ready)]
 
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""

@@ -1,0 +1,99 @@
+"""``OutputFIFO``: the MXU's output FIFO, whose memory read never waits for ``r.ready``.
+
+Rows are written into a memory (block RAM on large arrays) and read synchronously into the
+memory's read register, then moved into two fabric registers: the head (``r.payload``) and
+one spare behind it. Whether to read the memory is decided from registers only (the
+memory holds a row, and the read register will be free: the spare is empty, or the read
+register is empty), so ``r.ready`` reaches nothing but the two fabric registers' enables,
+the move out of the read register and the FIFO's valid bits: no path runs from the
+consumer's ready to the memory, its pointers or its level (on a placed 9x9 array such a
+loop, from the level counter out to the block RAMs and back, set the clock).
+
+A row written in cycle ``T`` is offered on ``r`` from cycle ``T + 3`` (the level, the read
+register, the head register) and then one row per cycle while ``r.ready`` stays high.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .params import int_param
+
+__all__ = ["OutputFIFO"]
+
+MAX_WIDTH = 1 << 16
+MAX_DEPTH = 1 << 16
+
+
+class OutputFIFO(wiring.Component):
+    """A FIFO of ``depth`` rows in memory plus three in flight, for a writer that never
+    overflows it (the MXU's credits).
+
+    Parameters (keyword-only)
+    -------------------------
+    width : int
+        Bits per row, 1..65536.
+    depth : int
+        Memory rows, a power of two 2..65536. The FIFO holds ``depth + 3`` rows (memory,
+        its read register, the head and the spare); a write with ``depth`` rows already in
+        the memory is lost, so the writer must count (the MXU's credits never exceed
+        ``depth``).
+
+    Ports: in ``w_en``, ``w_data`` (``width``); out ``r`` (``lib.stream``, ``width`` bits).
+    """
+
+    def __init__(self, *, width, depth):
+        self.width = int_param("width", width, 1, MAX_WIDTH)
+        self.depth = int_param("depth", depth, 2, MAX_DEPTH)
+        if depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two (2..{MAX_DEPTH}), not {depth}")
+        super().__init__({"w_en": In(1), "w_data": In(width), "r": Out(stream.Signature(width))})
+
+    @property
+    def latency(self) -> int:
+        """Cycles from a write to its row being offered on an idle FIFO: 3."""
+        return 3
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.storage = storage = memory.Memory(shape=self.width, depth=self.depth, init=[])
+        w_port, r_port = storage.write_port(), storage.read_port(domain="sync")
+        produce = Signal(range(self.depth))
+        consume = Signal(range(self.depth))
+        stored = Signal(range(self.depth + 1))   # rows in the memory, not yet read
+        nonempty = Signal()                      # stored != 0, a register of its own
+        read_valid = Signal()                    # the read register holds a row
+        spare_valid = Signal()
+        spare = Signal(self.width, reset_less=True)
+        head_valid = Signal()
+        head = Signal(self.width, reset_less=True)
+
+        # The memory is read whenever the row read can certainly move on next cycle: into
+        # the head or the spare, whichever is free then, whatever r.ready does.
+        read = Signal()
+        m.d.comb += [
+            read.eq(nonempty & (~read_valid | ~spare_valid)),
+            w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(self.w_en),
+            r_port.addr.eq(consume), r_port.en.eq(read),
+        ]
+        stored_next = Signal.like(stored)
+        m.d.comb += stored_next.eq(stored + self.w_en - read)
+        m.d.sync += [produce.eq(produce + self.w_en), consume.eq(consume + read),
+                     stored.eq(stored_next), nonempty.eq(stored_next != 0)]
+
+        head_free = Signal()
+        m.d.comb += [head_free.eq(~head_valid | self.r.ready),
+                     self.r.valid.eq(head_valid), self.r.payload.eq(head)]
+        # The read register's row moves on unless both fabric registers stay full.
+        moved = read_valid & (head_free | ~spare_valid)
+        m.d.sync += read_valid.eq(read | (read_valid & ~moved))
+        with m.If(head_free):
+            m.d.sync += [head_valid.eq(spare_valid | read_valid), head.eq(Mux(spare_valid, spare, r_port.data)),
+                         spare_valid.eq(spare_valid & read_valid)]
+        with m.Else():
+            m.d.sync += spare_valid.eq(spare_valid | read_valid)
+        with m.If(head_free | ~spare_valid):
+            m.d.sync += spare.eq(r_port.data)
+        return m
