@@ -25,9 +25,15 @@ def pytest_addoption(parser):
         "--every-depth", action="store_true",
         help="run the deep-pipeline regression (Verilator) on every unit configuration at every "
              "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
+    parser.addoption(
+        "--docs-slow", action="store_true",
+        help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "
+             "itself: hours); without it they run their check only (tests/test_docs.py)")
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "docs_slow: a doc's slow command (tests/test_docs.py), "
+                                       "run as written only with --docs-slow")
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")
     if value is None:

