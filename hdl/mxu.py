@@ -206,6 +206,8 @@ class MXU(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # The control state, for formal harnesses (sim.stream_proof) to state invariants over.
+        self.internals = SimpleNamespace()
         w_in, x_in, y_out = self._stream_ports(m)
         out_fifo, take, free = self._credits(m, x_in, y_out)
         x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free)
@@ -224,6 +226,7 @@ class MXU(wiring.Component):
         give = Signal()      # a y row leaves
         m.d.comb += [take.eq(x_in.valid & x_in.ready), give.eq(y_out.valid & y_out.ready)]
         m.d.sync += free.eq(free - (take & produces) + give)
+        self.internals.fifo, self.internals.free = out_fifo, free
         return out_fifo, take, free
 
     def _controller(self, m, w_in, x_in, take, free):
@@ -265,6 +268,8 @@ class MXU(wiring.Component):
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
+        self.internals.__dict__.update(active=active, started=started, shadow_full=shadow_full, load_row=load_row,
+                                       drain=drain, w_open=w_open)
         return x_row, x_sel, w_writes
 
     def _array(self, m, x_row, x_sel, w_writes):

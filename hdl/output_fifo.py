@@ -50,6 +50,22 @@ class OutputFIFO(wiring.Component):
         if depth & (depth - 1):
             raise ValueError(f"depth must be a power of two (2..{MAX_DEPTH}), not {depth}")
         super().__init__({"w_en": In(1), "w_data": In(width), "r": Out(stream.Signature(width))})
+        # The state, made here so that a formal harness can state invariants over it
+        # (sim.stream_proof); with platform "formal", ``peek_data`` is the memory's row at
+        # ``peek_addr``.
+        self.storage = memory.Memory(shape=self.width, depth=self.depth, init=[])
+        self.peek_addr = Signal(range(self.depth))
+        self.peek_data = Signal(self.width)
+        self.produce = Signal(range(self.depth))
+        self.consume = Signal(range(self.depth))
+        self.stored = Signal(range(self.depth + 1))   # rows in the memory, not yet read
+        self.nonempty = Signal()                      # stored != 0, a register of its own
+        self.read_valid = Signal()                    # the memory's read register holds a row
+        self.read_data = Signal(self.width)           # the read register (in the memory)
+        self.spare_valid = Signal()
+        self.spare = Signal(self.width, reset_less=True)
+        self.head_valid = Signal()
+        self.head = Signal(self.width, reset_less=True)
 
     @property
     def latency(self) -> int:
@@ -58,17 +74,15 @@ class OutputFIFO(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.storage = storage = memory.Memory(shape=self.width, depth=self.depth, init=[])
+        m.submodules.storage = storage = self.storage
         w_port, r_port = storage.write_port(), storage.read_port(domain="sync")
-        produce = Signal(range(self.depth))
-        consume = Signal(range(self.depth))
-        stored = Signal(range(self.depth + 1))   # rows in the memory, not yet read
-        nonempty = Signal()                      # stored != 0, a register of its own
-        read_valid = Signal()                    # the read register holds a row
-        spare_valid = Signal()
-        spare = Signal(self.width, reset_less=True)
-        head_valid = Signal()
-        head = Signal(self.width, reset_less=True)
+        produce, consume, stored, nonempty = self.produce, self.consume, self.stored, self.nonempty
+        read_valid, spare_valid, spare, head_valid, head = (self.read_valid, self.spare_valid, self.spare,
+                                                            self.head_valid, self.head)
+        m.d.comb += self.read_data.eq(r_port.data)
+        if platform == "formal":
+            peek = storage.read_port(domain="comb")
+            m.d.comb += [peek.addr.eq(self.peek_addr), self.peek_data.eq(peek.data)]
 
         # The memory is read whenever the row read can certainly move on next cycle: into
         # the head or the spare, whichever is free then, whatever r.ready does.

@@ -259,6 +259,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=int, default=3600, help="limit of the Yosys run, wall-clock seconds (default 3600)")
     p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="X",
                    help="test only: flip psum_out bit 0 of the fused element after x_in == X")
+    _stream_parsers(sub)
     for unit in FORMAL_UNITS.values():
         p = sub.add_parser(unit.key, help=unit.help, description=f"{unit.help} ({unit.cls.__name__})")
         add_unit_arguments(p, unit, skip=("stages",))
@@ -280,6 +281,54 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stream_parsers(sub) -> None:
+    """``fifo`` and ``mxu``: the stream proofs (sim.stream_proof)."""
+    from .stream_proof import FIFO_MUTANTS, MXU_MUTANTS
+    p = sub.add_parser("fifo", help="the MXU's output FIFO: order, no loss, latency (k-induction)")
+    p.add_argument("--width", type=int, default=3, help="bits per row (default 3: the data is tracked, "
+                   "so its width does not matter beyond distinguishing rows)")
+    p.add_argument("--depth", dest="fifo_depth", type=int, default=4, help="memory rows, a power of two (default 4)")
+    p.add_argument("--mutant", choices=FIFO_MUTANTS, default=None, help="test only: a planted bug")
+    p = sub.add_parser("mxu", help="the MXU's stream contract: credits, swap rule, order, no loss (k-induction)")
+    for name, default in (("rows", 2), ("cols", 2), ("mul_stages", 0), ("add_stages", 0)):
+        p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=default, help=f"default {default}")
+    p.add_argument("--in-fmt", default="fp8_e4m3", help="input format: only its width matters, the "
+                   "products are abstracted to row tags (default fp8_e4m3)")
+    p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
+    p.add_argument("--mutant", choices=MXU_MUTANTS, default=None, help="test only: a planted bug")
+    for p in (sub.choices["fifo"], sub.choices["mxu"]):
+        p.add_argument("--k", type=int, default=None, help="induction depth (default: latency + 4; fifo 8)")
+        p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
+        p.add_argument("--timeout", type=int, default=3600, help="limit of each SymbiYosys run, seconds (default 3600)")
+
+
+def _main_stream(args) -> int:
+    from .stream_proof import check_stream
+    if args.timeout < 1:
+        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
+    if args.k is not None and not 1 <= args.k <= 200:
+        raise ValueError(f"--k must be 1..200, not {args.k}")
+    if args.report is not None:
+        check_output(args.report, "--report")
+    if args.unit == "fifo":
+        params = {"width": args.width, "depth": args.fifo_depth}
+    else:
+        params = {n: getattr(args, n) for n in ("rows", "cols", "mul_stages", "add_stages", "in_fmt", "acc_fmt")}
+    report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout)
+    if args.report is not None:
+        write_text(args.report, json.dumps(report, indent=2) + "\n")
+    print(f"{args.unit} {params}: {report['result']} at k = {report['depth']} in {report['seconds']} s")
+    for line in report["failed_assertions"]:
+        print(f"  failed: {line}")
+    for trace in report["traces"]:
+        print(f"  trace: {trace}")
+    if "covers" in report:
+        c = report["covers"]
+        print(f"  covers: {c['reached']} reached, {c['unreached']} unreached within {c['depth']} cycles")
+    ok = report["result"] == "proved" and report.get("covers", {}).get("unreached", 0) == 0
+    return 0 if ok else 1
+
+
 def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -289,6 +338,8 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.unit == "pe":
         return _main_pe(args)
+    if args.unit in ("fifo", "mxu"):
+        return _main_stream(args)
     unit = FORMAL_UNITS[args.unit]
     params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
     if args.timeout < 1:
