@@ -65,7 +65,8 @@ def test_timeout_is_reported():
     (["mul", "--stages", "1", "--depth", "0"], "depth must be 1..64, not 0"),
     (["rounder", "--stages", "1"], "feedback"),      # the built-in xorshift lane
     (["mul", "--stages", "1", "--mutant", "0x10000"], "mutant must be"),
-    (["mxu", "--stages", "1"], "invalid choice: 'mxu'"),
+    (["xbar", "--stages", "1"], "invalid choice: 'xbar'"),
+    (["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
     (["add"], "required: --stages"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
