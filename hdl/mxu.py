@@ -266,6 +266,7 @@ class MXU(wiring.Component):
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
+        self.internals.w_writes = w_writes
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
         self.internals.__dict__.update(active=active, started=started, shadow_full=shadow_full, load_row=load_row,
@@ -277,6 +278,7 @@ class MXU(wiring.Component):
         every cycle. Returns each column's partial sum and flags as they leave, aligned."""
         k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
+        self.internals.pes = pes
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than

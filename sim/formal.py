@@ -297,7 +297,7 @@ def _stream_parsers(sub) -> None:
     p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
     p.add_argument("--mutant", choices=MXU_MUTANTS, default=None, help="test only: a planted bug")
     for p in (sub.choices["fifo"], sub.choices["mxu"]):
-        p.add_argument("--k", type=int, default=None, help="induction depth (default: latency + 4; fifo 8)")
+        p.add_argument("--k", type=int, default=None, help="induction depth (default: latency + drain cycles + 3; fifo 8)")
         p.add_argument("--report", type=Path, default=None, help="write the JSON report there")
         p.add_argument("--timeout", type=int, default=3600, help="limit of each SymbiYosys run, seconds (default 3600)")
 

@@ -138,8 +138,8 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
 
 
 class _TagMultiplier(wiring.Component):
-    """The multiplier abstracted: ``result`` is the activation ``a`` itself (the row's tag),
-    ``stages`` registers later; no flags. The weight is not used."""
+    """The multiplier abstracted: ``result`` is ``a XOR b`` (the row's tag and the weight),
+    ``stages`` registers later; ``flags`` its low five bits (so every row raises its own)."""
 
     def __init__(self, in_width: int, acc_width: int, stages: int):
         self.stages = stages
@@ -148,12 +148,12 @@ class _TagMultiplier(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        value = self.a
+        value = self.a ^ self.b
         for i in range(self.stages):
             r = Signal.like(self.result, name=f"tag_mul{i}")
             m.d.sync += r.eq(value)
             value = r
-        m.d.comb += self.result.eq(value)
+        m.d.comb += [self.result.eq(value), self.flags.eq(value[:5])]
         return m
 
 
@@ -176,10 +176,11 @@ class _TagAdder(wiring.Component):
 
 
 class TagMXU(MXU):
-    """``MXU`` whose processing elements carry row tags instead of products: each column's
-    output is the XOR of the row's activations. Everything else (controller, credits,
-    entry, skew, de-skew, row tags, output FIFO) is the MXU's own. Sound for the stream
-    properties because no control decision looks at a data value."""
+    """``MXU`` whose processing elements carry tags instead of products: column ``j``'s
+    output is the XOR of ``x[k] XOR w[k][j]`` over the rows ``k``, so it names the row, the
+    column and the tile. Everything else (controller, weight buffers and their writes,
+    credits, entry, skew, de-skew, row tags, output FIFO) is the MXU's own. Sound for the
+    stream properties because no control decision looks at a data value."""
 
     def processing_element(self):
         pe = super().processing_element()
@@ -194,6 +195,8 @@ MXU_MUTANTS = {
     "credit": "x.ready ignores the credits: the output FIFO can overflow",
     "swap": "x.ready ignores the shadow tile: a row swaps in an incomplete tile",
     "tag": "the row tags run one cycle short: rows enter the FIFO before their results",
+    "drain": "w.ready ignores the drain: a w row overwrites the tile rows in flight still use",
+    "clear": "flags_clear also drops the flags of the row leaving the array in its cycle",
 }
 
 
@@ -214,6 +217,14 @@ class _MutantMXU(TagMXU):
             m.d.comb += self.x.ready.eq(st.shadow_full | ~swap)
         elif self.mutant == "swap":
             m.d.comb += self.x.ready.eq(st.free != 0)
+        elif self.mutant == "drain":
+            w_take = self.w.valid & self.w.ready
+            full_next = ~(self.x.valid & self.x.ready & swap) & (
+                st.shadow_full | (w_take & (st.load_row == self.rows - 1)))
+            m.d.sync += st.w_open.eq(~full_next)
+        elif self.mutant == "clear":
+            with m.If(self.flags_clear):
+                m.d.sync += [f.eq(0) for f in self.flags]
         return m
 
 
@@ -229,7 +240,7 @@ class MXUHarness(wiring.Component):
         members = self.mxu.signature.members
         super().__init__({"w_valid": In(1), "w_payload": In(members["w"].signature.members["payload"].shape),
                           "x_valid": In(1), "x_payload": In(members["x"].signature.members["payload"].shape),
-                          "y_ready": In(1), "pick": In(1)})
+                          "y_ready": In(1), "flags_clear": In(1), "pick": In(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -240,7 +251,7 @@ class MXUHarness(wiring.Component):
         m.d.comb += [Assume(~ResetSignal()),
                      mxu.w.valid.eq(self.w_valid), mxu.w.payload.eq(self.w_payload),
                      mxu.x.valid.eq(self.x_valid), mxu.x.payload.eq(self.x_payload),
-                     mxu.y.ready.eq(self.y_ready), mxu.flags_clear.eq(0)]
+                     mxu.y.ready.eq(self.y_ready), mxu.flags_clear.eq(self.flags_clear)]
         w_take, take, give = Signal(), Signal(), Signal()
         m.d.comb += [w_take.eq(mxu.w.valid & mxu.w.ready), take.eq(mxu.x.valid & mxu.x.ready),
                      give.eq(mxu.y.valid & mxu.y.ready)]
@@ -264,6 +275,32 @@ class MXUHarness(wiring.Component):
             Assert(st.load_row == Mux(loaded == rows, 0, loaded)),
         ]
 
+        # The tiles as the datasheet defines them: w rows fill the shadow tile in order, a
+        # swap row makes it the active one (the two buffers and which is active), and the
+        # weight registers hold them, or a write on its way down the column does.
+        width_in = mxu.in_fmt.width
+        tiles = [[[Signal(width_in, name=f"tile{b}_{k}_{j}") for j in range(mxu.cols)] for k in range(rows)]
+                 for b in range(2)]
+        active = Signal()
+        with m.If(take & swap):
+            m.d.sync += active.eq(~active)
+        for k in range(rows):
+            for j in range(mxu.cols):
+                with m.If(w_take & (loaded == k)):
+                    with m.If(active):
+                        m.d.sync += tiles[0][k][j].eq(mxu.w.payload[j])
+                    with m.Else():
+                        m.d.sync += tiles[1][k][j].eq(mxu.w.payload[j])
+        m.d.comb += Assert(st.active == active)
+        for k in range(rows):
+            for j in range(mxu.cols):
+                for b in range(2):
+                    held = st.pes[k][j].weights[b]
+                    for d in range(k + 1):               # a write for row k still on its way
+                        wr = st.w_writes[d][j]
+                        held = Mux(wr.we & (wr.row == k) & (wr.buf == b), wr.data, held)
+                    m.d.comb += Assert(held == tiles[b][k][j], f"weight ({k}, {j}) of buffer {b}")
+
         # Rows leave the array exactly array_latency cycles after they are accepted.
         in_array, value = [], take
         for d in range(mxu.array_latency):
@@ -276,16 +313,39 @@ class MXUHarness(wiring.Component):
         m.d.comb += [Assert(fifo.w_en == value, "a row leaves the array off its cycle"),
                      Assert(outstanding == in_fifo + sum(in_array), "rows lost or made up between array and FIFO")]
 
-        # The tracked row: its result (the XOR of its activations in every column) enters
-        # the FIFO array_latency cycles after it is accepted; from there track_fifo.
+        # The sticky flags: each row's (here the low five bits of every x[k] ^ w[k][j] it
+        # makes, ORed) join column j's flags when it leaves the array; flags_clear clears
+        # what was there before its cycle, not the flags of a row leaving in it.
+        row_flags = []
+        for j in range(mxu.cols):
+            f = 0
+            for k in range(rows):
+                f = f | (mxu.x.payload.data[k] ^ Mux(active ^ swap, tiles[1][k][j], tiles[0][k][j]))[:5]
+            row_flags.append(Mux(take, f, 0))
+        for d in range(mxu.array_latency):
+            delayed = [Signal(5, name=f"row_flags{d}_{j}") for j in range(mxu.cols)]
+            m.d.sync += [r.eq(f) for r, f in zip(delayed, row_flags)]
+            row_flags = delayed
+        for j in range(mxu.cols):
+            sticky = Signal(5, name=f"sticky{j}")
+            m.d.sync += sticky.eq(Mux(self.flags_clear, 0, sticky) | row_flags[j])
+            m.d.comb += Assert(mxu.flags[j] == sticky, f"column {j}'s sticky flags")
+        m.d.comb += Cover(self.flags_clear & (row_flags[0] != 0), "a row leaves in a clear cycle")
+
+        # The tracked row: its result (column j: the XOR of x[k] ^ w[k][j] over the tile it
+        # multiplies with, the new one if it swaps) enters the FIFO array_latency cycles
+        # after it is accepted; from there track_fifo.
         tracked, done = Signal(), Signal()
-        expected = Signal(mxu.acc_fmt.width)
+        expected = [Signal(mxu.acc_fmt.width, name=f"expected{j}") for j in range(mxu.cols)]
         age = Signal(range(mxu.latency + 1))
-        row_tag = 0
-        for k in range(rows):
-            row_tag = row_tag ^ mxu.x.payload.data[k]
+        uses = active ^ swap
         with m.If(~tracked & ~done & take & self.pick):
-            m.d.sync += [tracked.eq(1), expected.eq(row_tag), age.eq(1)]
+            m.d.sync += [tracked.eq(1), age.eq(1)]
+            for j in range(mxu.cols):
+                tag = 0
+                for k in range(rows):
+                    tag = tag ^ mxu.x.payload.data[k] ^ Mux(uses, tiles[1][k][j], tiles[0][k][j])
+                m.d.sync += expected[j].eq(tag)
         with m.If(tracked):
             m.d.sync += age.eq(Mux(age == mxu.latency, age, age + 1))
         entering = Signal()
@@ -295,8 +355,8 @@ class MXUHarness(wiring.Component):
         width = mxu.acc_fmt.width
         m.d.comb += [Assert(~entering | fifo.w_en, "the tracked row did not leave the array")]
         for j in range(mxu.cols):
-            m.d.comb += Assert(~entering | (fifo.w_data[j * width:(j + 1) * width] == expected),
-                               f"column {j} of the tracked row is another row's")
+            m.d.comb += Assert(~entering | (fifo.w_data[j * width:(j + 1) * width] == expected[j]),
+                               f"column {j} of the tracked row: another row's, column's or tile's")
         delivered = track_fifo(m, fifo, fifo.w_en, fifo.w_data, give, entering, in_fifo, fifo.latency)
         m.d.comb += [
             Cover(outstanding == mxu.fifo_depth, "credits exhausted: x waits"),
@@ -317,9 +377,13 @@ PROPERTIES = {
             "a swap row, and the first row after reset, is accepted only with a complete shadow tile",
             "no w row is accepted into a complete shadow tile (w waits for the swap)",
             "every accepted row leaves the array exactly array_latency cycles later, into the FIFO",
-            "the tracked row's result is its own activations' in every column (tags for products)",
+            "the weight registers hold the tiles as w and the swap rows define them (or a write on its way does)",
+            "the tracked row's result in every column is its own activations' with the tile last swapped in "
+            "before it, or by it (tags for products)",
             "it leaves y once, unchanged, after exactly the rows accepted before it",
-            "it is offered no later than latency cycles after it was accepted"],
+            "it is offered no later than latency cycles after it was accepted",
+            "the sticky flags of each column are the OR of the flags of every row that left the array since "
+            "the last flags_clear, the rows leaving in the clear cycle included"],
 }
 METHOD = f"SymbiYosys k-induction ({ENGINE}): basecase from the initial state and induction, depth k"
 
@@ -333,14 +397,14 @@ def _harness(kind: str, params: dict, mutant: str | None):
 
 
 def default_depths(kind: str, params: dict) -> tuple[int, int]:
-    """``(induction depth, cover depth)``: for the MXU, its latency + 4 (every register of
-    the array then holds rows accepted within the window) and enough cycles to fill the
-    FIFO after loading a tile."""
+    """``(induction depth, cover depth)``: for the MXU, its latency + drain cycles + 3 (every
+    register of the array, and the drain count, then hold what rows and swaps within the
+    window put there) and enough cycles to fill the FIFO after loading a tile."""
     if kind == "fifo":
         return 8, params.get("depth", 4) + 8
     mxu = TagMXU(**params)
     unused(mxu)
-    return mxu.latency + 4, mxu.fifo_depth + mxu.rows + 8
+    return mxu.latency + mxu.drain_cycles + 3, mxu.fifo_depth + mxu.rows + 8
 
 
 def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: int | None = None,
