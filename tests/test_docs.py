@@ -2,7 +2,7 @@
 
 Commands are collected from shell code blocks (``sh``, ``bash``, ``console`` or unlabelled)
 and from inline code spans in prose and tables; each is one test, its id the file and line
-(``docs/commands.md:19:194`` when a line shows several: the column). ``COMMANDS`` classifies
+(``file:line:column`` when a line shows several). ``COMMANDS`` classifies
 every command (docs/testing.md): ``fast`` ones run as written; ``slow`` ones run as written
 under ``pytest --docs-slow``, and otherwise their ``check`` (a tiny size, or ``--help``);
 ``hardware``, ``download`` and ``synopsis`` (placeholders such as ``UNIT``) run only their
@@ -31,7 +31,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Words that start a command in a shell block; a line starting otherwise is output or a picture.
+#: Words that start a command, in a block (a line starting otherwise is output or a picture)
+#: or an inline span.
 COMMAND_WORDS = ("python", "python3", "pytest", "pip", "bash", "apt-get", "openFPGALoader",
                  "fujprog", "yosys", "nextpnr-ecp5", "nextpnr-ice40")
 _COMMAND = re.compile(rf"(?:\$ )?((?:{'|'.join(map(re.escape, COMMAND_WORDS))})(?:\s.*)?)$")
@@ -145,7 +146,6 @@ def shown_commands(path: Path, name: str | None = None) -> list[Shown]:
             for line, column, command in sorted(found)]
 
 
-
 # --- what each command is ----------------------------------------------------------------------
 
 FAST, SLOW, HARDWARE, DOWNLOAD, SYNOPSIS = "fast", "slow", "hardware", "download", "synopsis"
@@ -190,9 +190,11 @@ def _collect_only(command: str) -> str:
 _README_REGRESSION = 'pytest -n 0 tests/test_hdl_units.py -k "verilator-fpmul_bf16_fp32_rne_s2"'
 _EVERY_BF16 = "pytest -n 0 --scale 256 tests/test_golden_fast.py -k every_bf16"
 _DEEP = "pytest -n 1 tests/test_hdl_units.py -k deep --every-depth"
+_ONE_PAGE = "pytest --docs-slow tests/test_docs.py -k numerics.md"
 _SMALL_STALL_CONE = "python -m synth.stall_cone --rows 2 --cols 2"
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _MODEL = ("hdl/timing_model.json",)
+_FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
 
 #: Every command the docs show, by its text (a script: its first line).
 COMMANDS: dict[str, Entry] = {
@@ -278,6 +280,10 @@ COMMANDS: dict[str, Entry] = {
         drift="docs/formal.md: the mutant's line exits 1 by design (a counterexample) and ends "
               "the script; end that line with `|| true`"),
     "python -m sim.formal UNIT [flags] --stages N --method structural": Entry(SYNOPSIS),
+    "python -m sim.formal mxu [--rows R --cols C --mul-stages M --add-stages A] [--report PATH]":
+        Entry(SYNOPSIS, check=_FORMAL_MXU_HELP),
+    "python -m sim.formal fifo [--depth D]": Entry(SYNOPSIS, check="python -m sim.formal fifo --help"),
+    "python -m sim.formal mxu --rows 2 --cols 2": Entry(SLOW, check=_FORMAL_MXU_HELP),  # 7 s CPU
     # docs/fp8.md
     "python -m synth.sweep --group b,c --only mul_rne,mul_exact,pe,pe_fp8": Entry(SLOW),
     # docs/hardware.md
@@ -328,6 +334,10 @@ COMMANDS: dict[str, Entry] = {
     # docs/testing.md
     _DEEP: Entry(SLOW, check=_collect_only(_DEEP)),
     "bash .ci/run": Entry(SLOW, check="bash -n .ci/run"),
+    "bash -n .ci/run": Entry(FAST),
+    "python -m sim.formal --help": Entry(FAST),
+    "pytest --docs-slow -m docs_slow": Entry(SLOW),
+    _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     # docs/timing.md
     "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
@@ -404,6 +414,12 @@ class Ran:
     changed: list[str]
 
 
+def _tools_path() -> str:
+    """``$PATH`` with this environment's python, pytest and tools first, as after the
+    README's ``activate``."""
+    return f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 def run_in_copy(command: str, template: Path, before: dict[str, str], work: Path,
                 timeout: float | None) -> Ran:
     """Run ``command`` with ``bash -e`` in a fresh copy of ``template`` (whose
@@ -412,8 +428,7 @@ def run_in_copy(command: str, template: Path, before: dict[str, str], work: Path
     shutil.copytree(template, checkout, symlinks=True)
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
     env.update(
-        # The environment's own python, pytest and tools, as after the README's activate.
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        PATH=_tools_path(),
         ARITH_BUILD=str(work / "build"),
         # The copy's modules, not the editable install's (this checkout's).
         PYTHONPATH=str(checkout),
@@ -448,12 +463,22 @@ def help_form(command: str) -> str:
 
 SHOWN = [shown for path in doc_files() for shown in shown_commands(path)]
 
-#: Seconds a command may take in the default run (fast ones take seconds).
+#: Seconds a command or check may take in the default run (a hung one fails, not the suite).
 QUICK_TIMEOUT = 300
 
 
 def runs_as_written(entry: Entry, docs_slow: bool) -> bool:
     return entry.kind == FAST or (entry.kind == SLOW and docs_slow)
+
+
+def what_runs(shown: Shown, entry: Entry, docs_slow: bool) -> tuple[str, int, tuple[str, ...]]:
+    """The command line that tests ``shown``, the exit status it must end with and the
+    files it may write: the command as written (after its ``before``), or its check."""
+    if not runs_as_written(entry, docs_slow):
+        return entry.check or help_form(shown.command), 0, ()
+    if entry.before:
+        return f"{entry.before}\n{shown.command}", entry.status, entry.writes
+    return shown.command, entry.status, entry.writes
 
 
 def pytest_generate_tests(metafunc):
@@ -491,20 +516,17 @@ def passed_dir(tmp_path_factory, pytestconfig) -> Path:
 
 
 def test_shown_command(shown, checkout_copy, passed_dir, tmp_path, pytestconfig):
+    """The command (or its check) exits as it should and changes nothing outside build/."""
     entry = COMMANDS.get(shown.key)
     assert entry is not None, (
         f"{shown.where}: `{shown.key}` is not classified: add it to COMMANDS in "
         f"tests/test_docs.py (fast, slow, hardware, download or synopsis; docs/testing.md)")
-    as_written = runs_as_written(entry, pytestconfig.getoption("--docs-slow"))
-    if as_written:
-        command, status, writes = shown.command, entry.status, entry.writes
-        if entry.before:
-            command = f"{entry.before}\n{command}"
-    else:
-        command, status, writes = entry.check or help_form(shown.command), 0, ()
-        program = command.split()[0]
-        if not shutil.which(program, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"):
-            pytest.skip(f"{program} is not installed: `{command}` not checked")
+    docs_slow = pytestconfig.getoption("--docs-slow")
+    as_written = runs_as_written(entry, docs_slow)
+    command, status, writes = what_runs(shown, entry, docs_slow)
+    program = command.split()[0]
+    if not as_written and not shutil.which(program, path=_tools_path()):
+        pytest.skip(f"{program} is not installed: `{command}` not checked")
     mark = passed_dir / ("docs-passed-" + hashlib.sha256(repr((command, status, writes)).encode()).hexdigest())
     if mark.exists():
         return
