@@ -193,6 +193,7 @@ _README_REGRESSION = 'pytest -n 0 tests/test_hdl_units.py -k "verilator-fpmul_bf
 _EVERY_BF16 = "pytest -n 0 --scale 256 tests/test_golden_fast.py -k every_bf16"
 _DEEP = "pytest -n 1 tests/test_hdl_units.py -k deep --every-depth"
 _ONE_PAGE = "pytest --docs-slow tests/test_docs.py -k numerics.md"
+_DOC_TESTS = "pytest -n 0 tests/test_docs.py"
 _SMALL_STALL_CONE = "python -m synth.stall_cone --rows 2 --cols 2"
 _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stages 1 --convert-inputs "
             "--out-rounding sr --acc-depth 256")
@@ -341,6 +342,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal --help": Entry(FAST),
     "pytest --docs-slow -m docs_slow": Entry(SLOW),
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
+    _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
     # docs/timing.md
     "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
