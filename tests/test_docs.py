@@ -343,7 +343,7 @@ COMMANDS: dict[str, Entry] = {
     # docs/timing.md
     "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
-    "python -m synth.timing --arch ecp5,ice40 --lock /work/heavy.lock": Entry(SLOW),
+    "python -m synth.timing --arch ecp5,ice40 --lock build/heavy.lock": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only mul_exact,mul_rne,pe": Entry(SLOW),
     "python -m synth.timing --arch ice40": Entry(SLOW),
