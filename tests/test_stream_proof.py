@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.stream_proof import FIFO_MUTANTS, MXU_MUTANTS, check_stream
+from hdl.mxu import MXU
+from sim.stream_proof import FIFO_MUTANTS, MXU_MUTANTS, READY_CONTRACT, check_stream, ready_inputs
 
 TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 
@@ -23,6 +24,7 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
     assert report["result"] == "proved", report
+    assert kind == "fifo" or report["ready_inputs"] == READY_CONTRACT, report["ready_inputs"]
     covers = 3 if kind == "fifo" else 4
     assert report["covers"]["unreached"] == 0 and report["covers"]["reached"] == covers, report["covers"]
 
@@ -48,3 +50,19 @@ def test_cli_report_and_errors(tmp_path):
     assert report["result"] == "proved" and report["parameters"]["cols"] == 2
     bad = subprocess.run([sys.executable, "-m", "sim.formal", "mxu", "--k", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--k must be 1..200, not 0" in bad.stderr
+
+
+class _ReadyWaitsForY(MXU):
+    """x.ready also waits for y.ready and for data bit 0: what the contract forbids."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        st = self.internals
+        swap = self.x.payload.swap | ~st.started
+        m.d.comb += self.x.ready.eq((st.free != 0) & (st.shadow_full | ~swap) & self.y.ready & self.x.payload.data[0][0])
+        return m
+
+
+def test_ready_cone_finds_a_forbidden_input(tmp_path):
+    cones = ready_inputs(dict(rows=2, cols=2), tmp_path, cls=_ReadyWaitsForY)
+    assert cones == {"x.ready": ["x.payload.data", "x.payload.swap", "y.ready"], "w.ready": []}, cones
