@@ -304,12 +304,8 @@ def _stream_parsers(sub) -> None:
 
 def _main_stream(args) -> int:
     from .stream_proof import check_stream
-    if args.timeout < 1:
-        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
     if args.k is not None and not 1 <= args.k <= 200:
         raise ValueError(f"--k must be 1..200, not {args.k}")
-    if args.report is not None:
-        check_output(args.report, "--report")
     if args.unit == "fifo":
         params = {"width": args.width, "depth": args.fifo_depth}
     else:
@@ -340,16 +336,17 @@ def _progress(line: str) -> None:
 @command("python -m sim.formal")
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    # Every command has these two: checked before any work starts.
+    if args.timeout < 1:
+        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
+    if args.report is not None:
+        check_output(args.report, "--report")
     if args.unit == "pe":
         return _main_pe(args)
     if args.unit in ("fifo", "mxu"):
         return _main_stream(args)
     unit = FORMAL_UNITS[args.unit]
     params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
-    if args.timeout < 1:
-        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
-    if args.report is not None:
-        check_output(args.report, "--report")
     if args.method == "structural":
         if args.depth is not None or args.input_delay is not None:
             raise ValueError("--depth and --input-delay are options of --method bmc")
@@ -371,10 +368,6 @@ def main(argv=None) -> int:
 
 
 def _main_pe(args) -> int:
-    if args.timeout < 1:
-        raise ValueError(f"--timeout must be >= 1 s, not {args.timeout}")
-    if args.report is not None:
-        check_output(args.report, "--report")
     report = check_pe(args.in_fmt, args.acc_fmt, mutant=args.mutant, timeout=args.timeout)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")

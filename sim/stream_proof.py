@@ -140,41 +140,26 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
     return delivered
 
 
-class _TagMultiplier(wiring.Component):
-    """The multiplier abstracted: ``result`` is ``a XOR b`` (the row's tag and the weight),
-    ``stages`` registers later; ``flags`` its low five bits (so every row raises its own)."""
+class _TagUnit(wiring.Component):
+    """A multiplier or adder abstracted: ``result`` is ``a XOR b`` (zero-extended), ``stages``
+    registers later; with ``flags``, its low five bits (so every row raises flags of its own),
+    else none."""
 
-    def __init__(self, in_width: int, acc_width: int, stages: int):
-        self.stages = stages
+    def __init__(self, in_width: int, out_width: int, stages: int, *, flags: bool, name: str):
+        self.stages, self.raises_flags, self.prefix = stages, flags, name
         super().__init__({"a": In(in_width), "b": In(in_width), "valid_in": In(1),
-                          "result": Out(acc_width), "flags": Out(5)})
+                          "result": Out(out_width), "flags": Out(5)})
 
     def elaborate(self, platform):
         m = Module()
         value = self.a ^ self.b
         for i in range(self.stages):
-            r = Signal.like(self.result, name=f"tag_mul{i}")
-            m.d.sync += r.eq(value)
-            value = r
-        m.d.comb += [self.result.eq(value), self.flags.eq(value[:5])]
-        return m
-
-
-class _TagAdder(wiring.Component):
-    """The adder abstracted: ``a XOR b``, ``stages`` registers later; no flags."""
-
-    def __init__(self, width: int, stages: int):
-        self.stages = stages
-        super().__init__({"a": In(width), "b": In(width), "valid_in": In(1), "result": Out(width), "flags": Out(5)})
-
-    def elaborate(self, platform):
-        m = Module()
-        value = self.a ^ self.b
-        for i in range(self.stages):
-            r = Signal.like(self.result, name=f"tag_add{i}")
+            r = Signal.like(self.result, name=f"{self.prefix}{i}")
             m.d.sync += r.eq(value)
             value = r
         m.d.comb += self.result.eq(value)
+        if self.raises_flags:
+            m.d.comb += self.flags.eq(value[:5])
         return m
 
 
@@ -188,8 +173,8 @@ class TagMXU(MXU):
     def processing_element(self):
         pe = super().processing_element()
         unused(pe.mul, pe.add)
-        pe.mul = _TagMultiplier(self.in_fmt.width, self.acc_fmt.width, self.mul_stages)
-        pe.add = _TagAdder(self.acc_fmt.width, self.add_stages)
+        pe.mul = _TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul_stages, flags=True, name="tag_mul")
+        pe.add = _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add")
         return pe
 
 
