@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import mxu
-from .cli import Parser, build_dir, check_output, command, write_text
+from .tools.cli import Parser, build_dir, check_output, command, write_text
 from .formats import BF16, FP32
 from .ops import add, convert, multiply
 from .tiled import matmul

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from typing import NamedTuple
 
 import numpy as np

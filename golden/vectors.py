@@ -1,16 +1,21 @@
-"""Test vectors: every corner class of a format, and random encodings weighted towards them."""
+"""Test vectors: every corner class of a format, random encodings weighted towards them, and
+the MXU's random stimulus (shared by its cocotb test, the compiled path and the board's host
+driver): values of moderate size with corners mixed in, tiles that cancel, X rows with random
+swap marks. Every random draw comes from the ``rng`` passed in."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .formats import FloatFormat, format_param
+from .bits import from_float64
+from .formats import FP32, FloatFormat, format_param
+from .ops import convert
 from .params import int_param, real_param, rng_param
 
 #: Most encodings one call returns.
 MAX_VECTORS = 1 << 31
 
-__all__ = ["corner_values", "random_encodings", "near_pairs", "far_pairs"]
+__all__ = ["corner_values", "random_encodings", "near_pairs", "far_pairs", "matrix", "cancelling", "rows_and_tiles"]
 
 
 def corner_values(fmt: FloatFormat) -> np.ndarray:
@@ -74,3 +79,36 @@ def far_pairs(fmt: FloatFormat, n: int, rng: np.random.Generator):
     exp_b = np.clip(exp_a - rng.integers(fmt.precision, 2 * fmt.precision + 40, n), 1, fmt.exp_max_field - 1)
     b = (rng.integers(0, 2, n) << fmt.sign_shift) | (exp_b << fmt.man_bits) | rng.integers(0, 1 << fmt.man_bits, n)
     return a, b.astype(fmt.dtype)
+
+
+def matrix(shape, rng, fmt, special_fraction):
+    """``fmt`` values of moderate size, with corners (NaN, inf, zeros, subnormals) mixed in."""
+    values = rng.standard_normal(shape) * 2.0 ** rng.integers(-6, 7, shape)
+    big = rng.random(shape) < 0.02
+    values = np.where(big, values * 2.0 ** 120, values)     # sums that overflow
+    bits = convert(from_float64(values.astype(np.float32).astype(np.float64), FP32), FP32, fmt)[0]
+    corners = corner_values(fmt)
+    pick = rng.random(shape) < special_fraction
+    return np.where(pick, corners[rng.integers(0, len(corners), shape)], bits).astype(fmt.dtype)
+
+
+def cancelling(x, weights, fmt, rng):
+    """Column 0 of every tile gets ``w[1] = -w[0]``; a fifth of the X rows get ``x[1] = x[0]``
+    (exact cancellation) or ``x[0]`` one ulp off (the sum cancels down to one product's ulp)."""
+    if x.shape[1] < 2:
+        return
+    sign = fmt.dtype.type(1 << (fmt.width - 1))
+    for w in weights:
+        w[1, 0] = w[0, 0] ^ sign
+    rows = np.flatnonzero(rng.random(len(x)) < 0.2)
+    x[rows, 1] = x[rows, 0] ^ (rng.random(len(rows)) < 0.5).astype(fmt.dtype)
+
+
+def rows_and_tiles(k: int, n: int, count: int, fmt, rng, swap_rate: float = 1 / 8, special_fraction: float = 0.05):
+    """``count`` X rows (``count`` x ``k``), their swap marks and one ``k`` x ``n`` tile per
+    swap: ``(xs, tiles, swaps)``. A row swaps in the next tile with probability
+    ``swap_rate``; the first two rows always do (a swap right after the first)."""
+    swaps = rng.random(count) < swap_rate
+    swaps[:2] = True
+    tiles = [matrix((k, n), rng, fmt, special_fraction) for _ in range(int(swaps.sum()))]
+    return matrix((count, k), rng, fmt, special_fraction), tiles, swaps

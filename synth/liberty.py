@@ -15,7 +15,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from golden.cli import Parser, check_output, command, write_text
+from golden.tools.cli import Parser, check_output, command, write_text
 
 __all__ = ["CELLS", "FLIP_FLOP", "LIBRARY", "make_liberty", "lef_area"]
 

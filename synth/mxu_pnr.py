@@ -27,12 +27,14 @@ import re
 import time
 from pathlib import Path
 
-from golden.cli import Parser, build_dir, check_output, command, progress, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl.build import UNITS, emit
 from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
 
 from .pnr import TARGET_MHZ, VerilogUnit
-from .timing import HARDWARE, ROOT, _locked, harness_ffs, tools
+from hdl.toolchain import tool_versions
+
+from .timing import HARDWARE, ROOT, _locked, harness_ffs
 
 __all__ = ["parse_size", "run", "main"]
 
@@ -112,7 +114,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
     design = (unit.verilog if manifest else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py", "hdl/build.py", "hdl/ports.py"]))
-    settings = [arch, seed, tools(), clock_mhz, source, keep, script, params]
+    settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, params]
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
     path = cache / f"{name}_{key}.json"
     if path.exists():
@@ -122,7 +124,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": params["mul_stages"],
               "add_stages": params["add_stages"], "clock_mhz": clock_mhz, "floorplan": floorplan,
               "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
-              "pe": "fused" if params["fused_pe"] else "generic", "latency": unit.latency, "seed": seed, "tools": tools()}
+              "pe": "fused" if params["fused_pe"] else "generic", "latency": unit.latency, "seed": seed, "tools": tool_versions()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,

@@ -18,9 +18,6 @@ import functools
 import importlib
 import json
 import operator
-import os
-import re
-import sys
 from pathlib import Path
 
 from amaranth.build import Clock
@@ -28,8 +25,9 @@ from amaranth.hdl import ClockDomain, ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import cdc, io, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "tool_env", "check_synthesis_log",
-           "place_and_route", "parse_report", "parse_details"]
+from hdl.toolchain import check_synthesis_log, parse_details, parse_report, tool_env
+
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "place_and_route"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
 BOARDS = {
@@ -40,8 +38,6 @@ BOARDS = {
 TARGET_MHZ = {"ice40": 100, "ecp5": 300}
 #: nextpnr's placer seed (its default, stated so a figure can be reproduced).
 SEED = 1
-#: Tools Amaranth's build scripts call, by the environment variables that rename them.
-_TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
 
 
 class FmaxHarness(wiring.Component):
@@ -120,42 +116,6 @@ class VerilogUnit(wiring.Component):
         return m
 
 
-_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz")
-_UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.M)
-
-
-def parse_report(log: str, arch: str) -> dict:
-    """Fmax (the last, post-route figure) and logic utilisation (cells used, the part's
-    total, percent) from a nextpnr log."""
-    fmax = [float(f) for _, f in _FMAX.findall(log)]
-    used = {name: (int(n), int(total)) for name, n, total, _ in _UTIL.findall(log)}
-    cell = "ICESTORM_LC" if arch == "ice40" else "TRELLIS_COMB"
-    if not fmax or cell not in used:
-        raise ValueError(f"no Fmax or {cell} utilisation in the nextpnr log")
-    n, total = used[cell]
-    return {f"{arch}_fmax_mhz": fmax[-1], f"{arch}_pnr_cells": n, f"{arch}_pnr_total": total,
-            f"{arch}_util_pct": round(100 * n / total, 3)}
-
-
-_CELLS = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)", re.M)
-_PATH = re.compile(r"Critical path report for clock '[^']+' \(posedge -> posedge\):\n(.*?ns routing)", re.S)
-
-
-def parse_details(log: str) -> dict:
-    """Every cell type's count and the post-route critical path (source, sink, logic and
-    routing delay, ns) from a nextpnr log."""
-    cells = {name: int(n) for name, n, _ in _CELLS.findall(log)}
-    paths = _PATH.findall(log)
-    out = {"cells": cells}
-    if paths:
-        sources = re.findall(r"Source (\S+)", paths[-1])
-        split = re.search(r"([\d.]+) ns logic, ([\d.]+) ns routing", paths[-1])
-        out.update(path_from=sources[0], path_to=sources[-1],
-                   path_logic_ns=float(split[1]) if split else None,
-                   path_route_ns=float(split[2]) if split else None)
-    return out
-
-
 def _sync_without_power_on_timer(platform, name):
     """The iCE40 ``sync`` domain as Amaranth's platform builds it for a board with a reset
     pin, without its power-on timer: the domain's reset is one flip-flop (a two-stage
@@ -195,21 +155,6 @@ def board(arch: str, clock_mhz: float | None = None):
         members["resources"] += [r for r in base.break_off_pmod if r.name == "button"]
         members["create_missing_domain"] = _sync_without_power_on_timer
     return type(cls, (base,), members)()
-
-
-def tool_env() -> dict:
-    """The environment for Amaranth's build scripts: every tool is the venv's ``yowasp-`` one."""
-    bin_dir = Path(sys.executable).parent
-    return {**os.environ, **{tool.upper().replace("-", "_"): str(bin_dir / f"yowasp-{tool}") for tool in _TOOLS}}
-
-
-def check_synthesis_log(log: str) -> None:
-    """A ``RuntimeError`` if Yosys's log shows a net it gave two drivers and resolved by
-    keeping one: the netlist then differs from the design (seen with iCE40 DSP register
-    packing of reset-less registers after a multiply)."""
-    conflicts = [line.strip() for line in log.splitlines() if "Driver-driver conflict" in line]
-    if conflicts:
-        raise RuntimeError(f"Yosys mis-mapped the design ({len(conflicts)} driver conflicts): {conflicts[0]}")
 
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,

@@ -17,10 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from golden.cli import Parser, build_dir, command
+from golden.tools.cli import Parser, build_dir, command
 from hdl.build import UNITS, emit
 
-from .flows import yosys_command
+from hdl.toolchain import yosys_command
 
 __all__ = ["cone", "measure"]
 

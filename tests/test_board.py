@@ -1,4 +1,4 @@
-"""The board top (hdl/board.py): the host driver through the simulated UART, bit-exact against
+"""The board top (hdl/board/): the host driver through the simulated UART, bit-exact against
 golden.mxu; the build and host CLIs' argument errors. The bitstream build itself (place and
 route, minutes) is not a test: ``python -m hdl.board`` (docs/board.md)."""
 
@@ -9,11 +9,11 @@ import pytest
 
 from hdl.board import Board, divisor_for
 from hdl.timing import unused
-from sim import runner
+from sim.testbenches import runner
 
 
 def test_host_driver_through_simulated_uart():
-    """sim/test_board.py: sim.host.BoardLink over cocotbext-uart, two runs of 20 X rows on a 2x2
+    """sim/testbenches/test_board.py: hdl.board.host.BoardLink over cocotbext-uart, two runs of 20 X rows on a 2x2
     MXU (FIFO depth 16: results wait in the full FIFO), swaps, flags, unknown commands."""
     reason = runner.available("verilator")
     if reason:

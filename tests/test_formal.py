@@ -11,7 +11,7 @@ import pytest
 from golden.formats import BF16
 from golden.ops import multiply
 from golden.rounding import Rounding
-from sim.formal import FORMAL_UNITS, check, register_depth
+from sim.formal.pipelining import FORMAL_UNITS, check, register_depth
 
 RNE_BF16 = dict(in_fmt="bf16", out_fmt="bf16", rounding="rne")
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
@@ -119,7 +119,7 @@ def test_cut_registers_add_up_to_the_latency(key):
 def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path):
     """The depths bounded model checking did not finish: every path a delay of N, and the
     netlist with its registers as wires the combinational unit; a mutant is not equal."""
-    from sim.formal import main
+    from sim.formal.cli import main
     for stages in (3, 5):
         report = tmp_path / f"s{stages}.json"
         assert main(["mul", "--in-fmt", "fp32", "--out-fmt", "fp32", "--stages", str(stages),
@@ -135,7 +135,7 @@ def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path
 def test_path_registers_finds_unbalanced_paths_and_loops():
     """A netlist where ``y`` sees ``a`` through one register and ``b`` directly is not a
     pure delay (fewest 0, most 1 registers); feedback is refused."""
-    from sim.pipeline_proof import path_registers
+    from sim.formal.structural import path_registers
 
     def cell(kind, inputs, outputs):
         ports = {**{p: "input" for p in inputs}, **{p: "output" for p in outputs}}

@@ -9,7 +9,7 @@ from hdl.mxu_pe import ProcessingElement
 from hdl.product import ExactProduct
 from hdl.product_adder import ProductAdder
 from hdl.timing import unused
-from sim.formal import check, check_pe
+from sim.formal.pipelining import check, check_pe
 
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-import golden.train
-from golden import BF16, FP16, Rounding, experiments
-from golden.train import VARIANTS, Counters, Weights, _to_input, load_digits_split, train
+import golden.experiments.mlp
+from golden import BF16, FP16, experiments
+from golden.experiments.mlp import VARIANTS, Counters, Weights, _to_input, load_digits_split, train
 
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -52,7 +52,7 @@ def test_underflow_counts_gradients_flushed_on_entry():
 
 def test_dynamic_loss_scale_backs_off_on_overflow(monkeypatch):
     # 2^30 / batch overflows fp16 (max 65504): steps are skipped and the scale halves.
-    monkeypatch.setattr(golden.train, "DYNAMIC_START", 2.0 ** 30)
+    monkeypatch.setattr(golden.experiments.mlp, "DYNAMIC_START", 2.0 ** 30)
     data = [a[:256] for a in load_digits_split(3)]
     rows = train(BY_NAME["fp16-dynamic"], data, hidden=8, epochs=1, seed=3)
     assert rows[-1]["skipped_steps"] >= 1

@@ -14,7 +14,7 @@ from hdl.mxu import MXU
 from hdl.pipeline import Delay, Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.xorshift import Xorshift32
-from sim import runner
+from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, MXUS
 
 
@@ -138,7 +138,7 @@ def test_stages_split_the_longest_segment_first():
 
 @pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
-    """verilator --lint-only -Wall: only the backend's justified categories (sim.runner.LINT_ALLOWED)."""
+    """verilator --lint-only -Wall: only the backend's justified categories (sim.testbenches.runner.LINT_ALLOWED)."""
     if runner.verilator_bin() is None:
         pytest.skip(runner.available("verilator"))
     unit, params = config

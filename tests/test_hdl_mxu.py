@@ -5,7 +5,7 @@ golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbe
 
 import pytest
 
-from sim import runner
+from sim.testbenches import runner
 
 SIZES = [
     dict(rows=1, cols=1),
@@ -52,7 +52,7 @@ def test_y_ready_drives_only_the_output_fifo(params):
     (log2(depth) + 1 flip-flop bits), the output FIFO's read-register valid bit and its head
     (the ``y`` register) and spare registers (valid, payload each): nothing of the FIFO's
     memory, pointers or level, nothing growing with rows beyond the depth's logarithm."""
-    from golden.cli import build_dir
+    from golden.tools.cli import build_dir
     from hdl.build import UNITS
     from synth.stall_cone import measure
 
@@ -66,11 +66,11 @@ def test_y_ready_drives_only_the_output_fifo(params):
 
 
 def test_axi_stream_example_testbench():
-    """sim/mxu_example.py (the datasheet's testbench): cocotbext-axi source and sinks."""
+    """sim/testbenches/mxu_example.py (the datasheet's testbench): cocotbext-axi source and sinks."""
     reason = runner.available("verilator")
     if reason:
         pytest.skip(reason)
-    summary = runner.run("mxu", dict(rows=2, cols=3, axi_stream=True), "verilator", test_module="sim.mxu_example")
+    summary = runner.run("mxu", dict(rows=2, cols=3, axi_stream=True), "verilator", test_module="sim.testbenches.mxu_example")
     assert summary["tests"] == 1
 
 

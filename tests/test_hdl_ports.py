@@ -8,7 +8,7 @@ import pytest
 
 from hdl.build import UNITS, emit
 from hdl.ports import ports_of
-from sim import runner
+from sim.testbenches import runner
 
 
 def _build(tmp_path, unit, **params):
@@ -106,7 +106,7 @@ def test_mxu_verilog_goes_through_yosys_abc9(tmp_path):
     """Amaranth names the elements of array-shaped signals ``\\flags[0] ``; read back, such a
     wire clashes with ABC9's name for bit 0 of ``flags`` and ``synth_ecp5`` stops on an
     assertion. The generated Verilog renames them (``\\flags.0 ``) and synthesises."""
-    from synth.flows import yosys_command
+    from hdl.toolchain import yosys_command
     v_path, manifest = _build(tmp_path, "mxu", rows=1, cols=2, acc_depth=2)
     text = v_path.read_text()
     assert "\\flags.0 " in text and "\\flags[0] " not in text

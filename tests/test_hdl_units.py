@@ -7,7 +7,7 @@ Vectors per configuration: 2000 corner-weighted random ones plus every corner pa
 import pytest
 
 from hdl.build import UNITS, module_name
-from sim import runner
+from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, every_depth
 
 VECTORS = 2000

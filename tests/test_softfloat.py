@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from golden import FP32, add, multiply
-from sim.compiled import Model
-from sim.runner import verilator_bin
+from sim.compiled.model import Model
+from sim.testbenches.runner import verilator_bin
 
 from softfloat_reference import operands, pairs, tpu
 

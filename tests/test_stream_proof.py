@@ -1,5 +1,5 @@
 """python -m sim.formal fifo / mxu: the stream proofs hold, reach their covers, and each
-planted bug fails with a counterexample trace (sim.stream_proof)."""
+planted bug fails with a counterexample trace (sim.formal.stream_proof)."""
 
 import json
 import subprocess
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hdl.mxu import MXU
-from sim.stream_proof import FIFO_MUTANTS, MXU_MUTANTS, READY_CONTRACT, check_stream, ready_inputs
+from sim.formal.stream_proof import FIFO_MUTANTS, MXU_MUTANTS, READY_CONTRACT, check_stream, ready_inputs
 
 TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 

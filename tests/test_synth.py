@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from golden.cli import build_dir
+from golden.tools.cli import build_dir
 from hdl.build import to_verilog
 from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
-from synth.pnr import BOARDS, TARGET_MHZ, board, parse_report
-from synth.sweep import COLUMNS, configurations, fit_overhead, fit_power_law, markdown
+from hdl.toolchain import parse_report
+from synth.pnr import BOARDS, TARGET_MHZ, board
+from synth.sweep.configs import configurations
+from synth.sweep.report import COLUMNS, fit_overhead, fit_power_law, markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Work folder of these tests (results are inspected after the run).

@@ -7,7 +7,7 @@ import pytest
 
 from hdl import timing
 from synth import timing as sweep
-from synth.pnr import parse_details
+from hdl.toolchain import parse_details
 
 LOG = """Info: Device utilisation:
 Info: 	          TRELLIS_IO:       3/    365     0%
@@ -133,7 +133,7 @@ def test_mxu_floorplan_keeps_array_neighbours_near(rows, cols):
 
 
 def test_a_netlist_yosys_mis_mapped_is_refused():
-    from synth.pnr import check_synthesis_log
+    from hdl.toolchain import check_synthesis_log
 
     check_synthesis_log("2.29. Executing ICE40_DSP pass (map multipliers).\n")
     line = ("Warning: Driver-driver conflict for \\unit.mul.product_product_r1 [14] between cell "
@@ -163,7 +163,7 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
-    from golden.cli import build_dir
+    from golden.tools.cli import build_dir
     from synth.pnr import FmaxHarness, board
     from synth.timing import harness_ffs
 
@@ -198,7 +198,7 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
-    from golden.cli import build_dir
+    from golden.tools.cli import build_dir
     from hdl.floorplan import KEEP
     from hdl.mxu import MXU
     from synth.pnr import FmaxHarness, board
@@ -232,7 +232,7 @@ def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
     path); ECP5 keeps Amaranth's own domain (reset through GSR)."""
     from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-    from golden.cli import build_dir
+    from golden.tools.cli import build_dir
     from synth.pnr import FmaxHarness, board
     from synth.significand import SignificandAdder
 

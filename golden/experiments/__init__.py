@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import Parser, build_dir, check_output, command
+from ..tools.cli import Parser, build_dir, check_output, command
 from . import jax_train, multipass, sr_dot, train
 from .sr_dot import fp32_accumulate, narrow_accumulate
 

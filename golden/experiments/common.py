@@ -6,7 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from ..cli import save_figure, write_text
+from ..tools.cli import save_figure, write_text
 
 __all__ = ["check_ranges", "write_csv", "add_training_arguments", "training_variants", "plot_training"]
 
@@ -19,7 +19,7 @@ def check_ranges(parser, checks):
 
 
 def write_csv(rows, path: Path):
-    """Write ``rows`` (dicts with the same keys) to ``path`` whole (``golden.cli.write_text``)."""
+    """Write ``rows`` (dicts with the same keys) to ``path`` whole (``golden.tools.cli.write_text``)."""
     if not rows:
         raise ValueError(f"no rows to write to {path}")
     text = io.StringIO()

@@ -9,7 +9,7 @@ custom VJP, backward) in place of ``jnp.dot``:
 * ``mxu-x1``, ``mxu-x3``, ``mxu-x6``: ``golden.jax.dot`` with ``BF16_BF16_F32``, ``_X3``,
   ``_X6`` (1, 3, 6 bf16 passes), float32 weights;
 * ``mxu-x1-bf16-rne``, ``mxu-x1-bf16-sr``: one pass, weights kept in bf16 and updated
-  through the SR unit's rounding (RNE or ``sr``, xorshift lanes: ``golden.train.Weights``).
+  through the SR unit's rounding (RNE or ``sr``, xorshift lanes: ``golden.experiments.mlp.Weights``).
 
 Reported per epoch: training and test loss, test accuracy. Also measured: what JAX on the
 CPU does with the BF16 presets (``jax.lax.dot(..., precision=DotAlgorithmPreset...)``),
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import progress
+from ..tools.cli import progress
 from ..rounding import Rounding
-from ..train import BF16, Counters, Variant, initial_weights, load_digits_split
+from .mlp import BF16, Counters, Variant, initial_weights, load_digits_split
 from .common import add_training_arguments, plot_training, training_variants, write_csv
 
 NAME = "jax-train"

@@ -26,7 +26,7 @@ import numpy as np
 from ..bits import to_float64
 from ..formats import FP32
 from ..multipass import PASSES, multipass_matmul
-from ..cli import progress, save_figure
+from ..tools.cli import progress, save_figure
 from .common import check_ranges, write_csv
 
 NAME = "multipass"

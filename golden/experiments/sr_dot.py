@@ -25,7 +25,7 @@ from .. import xorshift
 from ..bits import to_float64
 from ..formats import BF16, FP32, TF32, FloatFormat
 from ..ops import add, convert, convert_sr_bits, multiply
-from ..cli import progress, save_figure
+from ..tools.cli import progress, save_figure
 from ..params import int_param
 from ..rounding import Flags, Rounding
 from .common import check_ranges, write_csv

@@ -2,7 +2,7 @@
 
 train: an MLP ``64 -> HIDDEN -> 10`` on scikit-learn's bundled 8x8 digits (1347 training,
 450 test images; no download) with plain SGD, every variant from the same seed
-(golden.train has the details):
+(golden.experiments.mlp has the details):
 
 * ``fp32``: NumPy float32 throughout (the reference);
 * ``bf16-mxu``: matmuls on the MXU with bf16 inputs, fp32 master weights;
@@ -26,8 +26,8 @@ import os
 import time
 from pathlib import Path
 
-from ..train import VARIANTS, load_digits_split, train
-from ..cli import progress
+from .mlp import VARIANTS, load_digits_split, train
+from ..tools.cli import progress
 from .common import add_training_arguments, plot_training, training_variants, write_csv
 
 NAME = "train"

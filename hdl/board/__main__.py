@@ -1,0 +1,5 @@
+import sys
+
+from .bitstream import main
+
+sys.exit(main())

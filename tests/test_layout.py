@@ -1,0 +1,104 @@
+"""The import graph keeps the layers (docs/architecture.md): golden.tools <- golden <- hdl <-
+sim, synth; sim and synth never import each other; no import circle, lazy imports included."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("golden", "hdl", "sim", "synth")
+#: Layer -> the layers it may import (its own included).
+ALLOWED = {
+    "golden.tools": {"golden.tools"},
+    "golden": {"golden.tools", "golden"},
+    "hdl": {"golden.tools", "golden", "hdl"},
+    "sim": {"golden.tools", "golden", "hdl", "sim"},
+    "synth": {"golden.tools", "golden", "hdl", "synth"},
+}
+
+
+def layer(module: str) -> str:
+    return "golden.tools" if module == "golden.tools" or module.startswith("golden.tools.") else module.split(".")[0]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict) -> set[str]:
+    """The project modules ``name`` imports anywhere in its body (a ``from P import x`` of
+    a submodule ``P.x`` counts as importing ``P.x``)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known]
+            out |= set(subs) if len(subs) == len(node.names) else {target, *subs}
+    return {m for m in out if m.split(".")[0] in PACKAGES}
+
+
+GRAPH = {name: imports(name, path, modules()) for name, path in modules().items()}
+
+
+def test_graph_is_read():
+    # A parser that finds nothing would pass every check below.
+    assert "hdl.mxu" in GRAPH["hdl.build"] and "golden.tools.cli" in GRAPH["synth.timing"]
+    assert len(GRAPH) > 80
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_no_import_up_a_layer(name):
+    wrong = sorted(m for m in GRAPH[name] if layer(m) not in ALLOWED[layer(name)])
+    assert not wrong, f"{name} ({layer(name)}) imports {wrong}: only {sorted(ALLOWED[layer(name)])} are allowed"
+
+
+def cycles(graph: dict) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle():
+    assert cycles(GRAPH) == []
