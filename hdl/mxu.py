@@ -213,7 +213,7 @@ class MXU(wiring.Component):
         x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free)
         psums, col_flags = self._array(m, x_row, x_sel, w_writes)
         tag = self._row_tags(m, x_in, take)
-        self._output(m, out_fifo, y_out, psums, col_flags, tag)
+        self._output(m, out_fifo, y_out, psums, col_flags, tag, platform)
         return m
 
     def _credits(self, m, x_in, y_out):
@@ -324,14 +324,14 @@ class MXU(wiring.Component):
             tag = r
         return tag
 
-    def _output(self, m, out_fifo, y_out, psums, col_flags, tag):
+    def _output(self, m, out_fifo, y_out, psums, col_flags, tag, platform):
         """Rows leaving the array: accumulate, round, into the FIFO, flags into the sticky
         registers; ``y`` from a register after the FIFO."""
         leave = Signal()      # a y row enters the FIFO
         m.d.comb += leave.eq(tag.valid & (tag.last if self.acc_depth else 1))
         row_flags = [Mux(tag.valid, f, 0) for f in col_flags]
         if self.acc_depth:
-            results, acc_flags = self._accumulate(m, psums, tag)
+            results, acc_flags = self._accumulate(m, psums, tag, platform)
             row_flags = [f | a for f, a in zip(row_flags, acc_flags)]
         else:
             results = psums
@@ -399,9 +399,14 @@ class MXU(wiring.Component):
             writes.append(stage)
         return writes
 
-    def _accumulate(self, m, psums, tag):
+    def accumulator_adder(self):
+        """One column's accumulator adder (``acc_fmt``, RNE, combinational), unelaborated."""
+        return FPAdder(fmt=self.acc_fmt)
+
+    def _accumulate(self, m, psums, tag, platform):
         """``acc[addr] = y`` (first tile) or ``acc[addr] + y``: ``(results, flags)``, the
-        flags those of the accumulator adds that were used.
+        flags those of the accumulator adds that were used. With platform ``formal``,
+        ``internals.acc_rows`` reads every accumulator row (for a harness's invariants).
 
         The read-add-write completes in the row's output cycle (asynchronous read, one
         combinational adder per column), so back-to-back rows to one address need no
@@ -411,9 +416,15 @@ class MXU(wiring.Component):
             shape=data.ArrayLayout(unsigned(self.acc_fmt.width), self.cols), depth=self.acc_depth, init=[])
         read, write = acc.read_port(domain="comb"), acc.write_port()
         m.d.comb += [read.addr.eq(tag.addr), write.addr.eq(tag.addr), write.en.eq(tag.valid & ~tag.last)]
+        if platform == "formal":
+            self.internals.acc_rows = []
+            for a in range(self.acc_depth):
+                peek = acc.read_port(domain="comb")
+                m.d.comb += peek.addr.eq(a)
+                self.internals.acc_rows.append(peek.data)
         sums, flags = [], []
         for j, psum in enumerate(psums):
-            m.submodules[f"acc_add{j}"] = add = FPAdder(fmt=self.acc_fmt)
+            m.submodules[f"acc_add{j}"] = add = self.accumulator_adder()
             m.d.comb += [add.a.eq(read.data[j]), add.b.eq(psum), add.valid_in.eq(1)]
             total = Signal(self.acc_fmt.width, name=f"acc_sum{j}")
             m.d.comb += [total.eq(Mux(tag.first, psum, add.result)), write.data[j].eq(total)]

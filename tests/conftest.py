@@ -26,6 +26,10 @@ def pytest_addoption(parser):
         help="run the deep-pipeline regression (Verilator) on every unit configuration at every "
              "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
     parser.addoption(
+        "--formal-large", action="store_true",
+        help="also prove the MXU's stream contract at the larger sizes of docs/formal.md (1x4, 1x3 m2a2, "
+             "3x3, 4x4: about 25 minutes on one core; tests/test_stream_proof.py)")
+    parser.addoption(
         "--docs-slow", action="store_true",
         help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "
              "itself: hours); without it they run their check only (tests/test_docs.py)")
@@ -34,6 +38,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "docs_slow: a doc's slow command (tests/test_docs.py), "
                                        "run as written only with --docs-slow")
+    config.addinivalue_line("markers", "formal_large: a proof of minutes to half an hour, collected only with "
+                                       "--formal-large")
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")
     if value is None:
@@ -66,6 +72,13 @@ _DURATIONS_KEY = "tpu-arith/durations"
 
 
 def pytest_collection_modifyitems(config, items):
+    """Longest first; without ``--formal-large``, the ``formal_large`` proofs deselected (not
+    skipped: they were not asked for)."""
+    if not config.getoption("--formal-large"):
+        large = [item for item in items if item.get_closest_marker("formal_large")]
+        if large:
+            config.hook.pytest_deselected(items=large)
+            items[:] = [item for item in items if not item.get_closest_marker("formal_large")]
     durations = config.cache.get(_DURATIONS_KEY, {}) if config.cache else {}
     if durations:
         items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))

@@ -19,20 +19,35 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
     ("mxu", dict(rows=2, cols=2, mul_stages=0, add_stages=0, **TAGS)),
     ("mxu", dict(rows=1, cols=3, mul_stages=0, add_stages=0, **TAGS)),
     ("mxu", dict(rows=2, cols=2, mul_stages=1, add_stages=1, **TAGS)),
+    ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
 ], ids=lambda v: v if isinstance(v, str) else "x".join(str(v[k]) for k in ("rows", "cols", "mul_stages", "add_stages"))
-   if "rows" in v else f"d{v['depth']}")
+   + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") if "rows" in v else f"d{v['depth']}")
 def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
     assert report["result"] == "proved", report
     assert kind == "fifo" or report["ready_inputs"] == READY_CONTRACT, report["ready_inputs"]
-    covers = 3 if kind == "fifo" else 4
+    covers = 3 if kind == "fifo" else 5 if "acc_depth" in params else 4
     assert report["covers"]["unreached"] == 0 and report["covers"]["reached"] == covers, report["covers"]
+
+
+#: The larger sizes of docs/formal.md's table, proved only with ``pytest --formal-large``.
+LARGE = [dict(rows=1, cols=4), dict(rows=1, cols=3, mul_stages=2, add_stages=2), dict(rows=3, cols=3),
+         dict(rows=4, cols=4)]
+
+
+@pytest.mark.formal_large
+@pytest.mark.parametrize("large", LARGE, ids=lambda v: "x".join(str(n) for n in v.values()))
+def test_larger_arrays_proved(large, tmp_path):
+    report = check_stream("mxu", dict(mul_stages=0, add_stages=0, **large, **TAGS), work=tmp_path, timeout=7200)
+    assert report["result"] == "proved" and report["covers"]["unreached"] == 0, report
 
 
 @pytest.mark.parametrize("kind, mutant", [("fifo", m) for m in FIFO_MUTANTS] + [("mxu", m) for m in MXU_MUTANTS])
 def test_each_planted_bug_has_a_counterexample(kind, mutant, tmp_path):
     # the drain matters only where a write can overtake a row still using the old tile: 1x4
     size = dict(rows=1, cols=4) if mutant == "drain" else dict(rows=2, cols=2)
+    if mutant == "acc":                 # only an MXU with accumulators has the adder
+        size = dict(rows=1, cols=2, acc_depth=2)
     params = dict(width=3, depth=4) if kind == "fifo" else dict(**size, mul_stages=0, add_stages=0, **TAGS)
     # deep enough for the base case to fill the FIFO (8 rows) after a tile
     report = check_stream(kind, params, mutant=mutant, depth=16, work=tmp_path)

@@ -67,6 +67,8 @@ def _stream_parsers(sub) -> None:
     p = sub.add_parser("mxu", help="the MXU's stream contract: credits, swap rule, order, no loss (k-induction)")
     for name, default in (("rows", 2), ("cols", 2), ("mul_stages", 0), ("add_stages", 0)):
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=default, help=f"default {default}")
+    p.add_argument("--acc-depth", dest="acc_depth", type=int, default=0,
+                   help="output accumulator rows, 0 or a power of two (default 0: none)")
     p.add_argument("--in-fmt", default="fp8_e4m3", help="input format: only its width matters, the "
                    "products are abstracted to row tags (default fp8_e4m3)")
     p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
@@ -85,6 +87,8 @@ def _main_stream(args) -> int:
         params = {"width": args.width, "depth": args.fifo_depth}
     else:
         params = {n: getattr(args, n) for n in ("rows", "cols", "mul_stages", "add_stages", "in_fmt", "acc_fmt")}
+        if args.acc_depth:
+            params["acc_depth"] = args.acc_depth
     report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")

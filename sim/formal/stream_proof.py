@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import Assert, Assume, Cover, Fragment, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Array, Assert, Assume, Cover, Fragment, Module, Mux, ResetSignal, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -166,7 +166,7 @@ class _TagUnit(wiring.Component):
 class TagMXU(MXU):
     """``MXU`` whose processing elements carry tags instead of products: column ``j``'s
     output is the XOR of ``x[k] XOR w[k][j]`` over the rows ``k``, so it names the row, the
-    column and the tile. Everything else (controller, weight buffers and their writes,
+    column and the tile; the accumulator adders XOR too, so a sum names its rows. Everything else (controller, weight buffers and their writes,
     credits, entry, skew, de-skew, row tags, output FIFO) is the MXU's own. Sound for the
     stream properties because no control decision looks at a data value."""
 
@@ -177,6 +177,9 @@ class TagMXU(MXU):
         pe.add = _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add")
         return pe
 
+    def accumulator_adder(self):
+        return _TagUnit(self.acc_fmt.width, self.acc_fmt.width, 0, flags=True, name="tag_acc")
+
 
 #: Planted bugs of the MXU (test only): name -> what it breaks.
 MXU_MUTANTS = {
@@ -185,7 +188,17 @@ MXU_MUTANTS = {
     "tag": "the row tags run one cycle short: rows enter the FIFO before their results",
     "drain": "w.ready ignores the drain: a w row overwrites the tile rows in flight still use",
     "clear": "flags_clear also drops the flags of the row leaving the array in its cycle",
+    "acc": "the accumulator adder drops the stored sum: a y row is its last row's result alone (acc_depth > 0)",
 }
+
+
+class _DroppingAdder(_TagUnit):
+    """The ``acc`` mutant's accumulator adder: ``result`` is ``b``, the stored sum dropped."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.result.eq(self.b)
+        return m
 
 
 class _MutantMXU(TagMXU):
@@ -196,6 +209,11 @@ class _MutantMXU(TagMXU):
     @property
     def array_latency(self) -> int:
         return super().array_latency - (self.mutant == "tag")
+
+    def accumulator_adder(self):
+        if self.mutant != "acc":
+            return super().accumulator_adder()
+        return _DroppingAdder(self.acc_fmt.width, self.acc_fmt.width, 0, flags=True, name="tag_acc")
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
@@ -244,9 +262,12 @@ class MXUHarness(wiring.Component):
         m.d.comb += [w_take.eq(mxu.w.valid & mxu.w.ready), take.eq(mxu.x.valid & mxu.x.ready),
                      give.eq(mxu.y.valid & mxu.y.ready)]
 
-        # Credits: rows accepted and not yet delivered never exceed the FIFO's depth.
+        # Credits: rows accepted and not yet delivered never exceed the FIFO's depth (with
+        # accumulators, only rows with last make a y row and take a credit).
+        producing = Signal()
+        m.d.comb += producing.eq(take & (mxu.x.payload.last if mxu.acc_depth else 1))
         outstanding = Signal(range(mxu.fifo_depth + 1))
-        m.d.sync += outstanding.eq(outstanding + take - give)
+        m.d.sync += outstanding.eq(outstanding + producing - give)
         m.d.comb += [Assert(st.free + outstanding == mxu.fifo_depth, "credits miscounted"),
                      Assert(~mxu.y.valid | (outstanding != 0), "a y row without an x row")]
 
@@ -290,7 +311,7 @@ class MXUHarness(wiring.Component):
                     m.d.comb += Assert(held == tiles[b][k][j], f"weight ({k}, {j}) of buffer {b}")
 
         # Rows leave the array exactly array_latency cycles after they are accepted.
-        in_array, value = [], take
+        in_array, value = [], producing
         for d in range(mxu.array_latency):
             r = Signal(name=f"in_array{d}")
             m.d.sync += r.eq(value)
@@ -314,11 +335,23 @@ class MXUHarness(wiring.Component):
             delayed = [Signal(5, name=f"row_flags{d}_{j}") for j in range(mxu.cols)]
             m.d.sync += [r.eq(f) for r, f in zip(delayed, row_flags)]
             row_flags = delayed
+        uses = active ^ swap
+        results = [self._result(mxu, tiles, uses, j) for j in range(mxu.cols)]
+        acc_flags = [0] * mxu.cols
+        if mxu.acc_depth:
+            acc_flags = self._accumulators(m, mxu, take, results, in_fifo)
         for j in range(mxu.cols):
             sticky = Signal(5, name=f"sticky{j}")
-            m.d.sync += sticky.eq(Mux(self.flags_clear, 0, sticky) | row_flags[j])
+            m.d.sync += sticky.eq(Mux(self.flags_clear, 0, sticky) | row_flags[j] | acc_flags[j])
             m.d.comb += Assert(mxu.flags[j] == sticky, f"column {j}'s sticky flags")
         m.d.comb += Cover(self.flags_clear & (row_flags[0] != 0), "a row leaves in a clear cycle")
+
+        m.d.comb += [
+            Cover(outstanding == mxu.fifo_depth, "credits exhausted: x waits"),
+            Cover(self.x_valid & swap & ~mxu.x.ready & (loaded < rows) & started, "a swap row waits for its tile"),
+        ]
+        if mxu.acc_depth:
+            return m
 
         # The tracked row: its result (column j: the XOR of x[k] ^ w[k][j] over the tile it
         # multiplies with, the new one if it swaps) enters the FIFO array_latency cycles
@@ -326,14 +359,8 @@ class MXUHarness(wiring.Component):
         tracked, done = Signal(), Signal()
         expected = [Signal(mxu.acc_fmt.width, name=f"expected{j}") for j in range(mxu.cols)]
         age = Signal(range(mxu.latency + 1))
-        uses = active ^ swap
         with m.If(~tracked & ~done & take & self.pick):
-            m.d.sync += [tracked.eq(1), age.eq(1)]
-            for j in range(mxu.cols):
-                tag = 0
-                for k in range(rows):
-                    tag = tag ^ mxu.x.payload.data[k] ^ Mux(uses, tiles[1][k][j], tiles[0][k][j])
-                m.d.sync += expected[j].eq(tag)
+            m.d.sync += [tracked.eq(1), age.eq(1)] + [e.eq(r) for e, r in zip(expected, results)]
         with m.If(tracked):
             m.d.sync += age.eq(Mux(age == mxu.latency, age, age + 1))
         entering = Signal()
@@ -346,12 +373,54 @@ class MXUHarness(wiring.Component):
             m.d.comb += Assert(~entering | (fifo.w_data[j * width:(j + 1) * width] == expected[j]),
                                f"column {j} of the tracked row: another row's, column's or tile's")
         delivered = track_fifo(m, fifo, fifo.w_en, fifo.w_data, give, entering, in_fifo, fifo.latency)
-        m.d.comb += [
-            Cover(outstanding == mxu.fifo_depth, "credits exhausted: x waits"),
-            Cover(self.x_valid & swap & ~mxu.x.ready & (loaded < rows) & started, "a swap row waits for its tile"),
-            Cover(delivered & (outstanding > 1), "the tracked row delivered behind others"),
-        ]
+        m.d.comb += Cover(delivered & (outstanding > 1), "the tracked row delivered behind others")
         return m
+
+    @staticmethod
+    def _result(mxu, tiles, uses, j):
+        """Column ``j`` of the accepted row's result: the XOR of ``x[k] ^ w[k][j]`` over the
+        tile it multiplies with (``uses``: buffer 1)."""
+        tag = 0
+        for k in range(mxu.rows):
+            tag = tag ^ mxu.x.payload.data[k] ^ Mux(uses, tiles[1][k][j], tiles[0][k][j])
+        return tag
+
+    def _accumulators(self, m, mxu, take, results, in_fifo):
+        """With accumulators: every row's result travels beside the array with its ``addr``,
+        ``first`` and ``last``; when it leaves, a model of the accumulator rows (the
+        datasheet's: ``first`` loads, else adds; ``last`` offers the sum and writes nothing)
+        gives the y row it must make, and the MXU's accumulator rows must equal the model's.
+        Returns each column's flags of the accumulator adds (tags: the sum's low five bits)."""
+        width, payload = mxu.acc_fmt.width, mxu.x.payload
+        row = [take, payload.addr, payload.first, payload.last, *results]
+        for d in range(mxu.array_latency):
+            delayed = [Signal(len(Value.cast(v)), name=f"acc_row{d}_{i}") for i, v in enumerate(row)]
+            m.d.sync += [r.eq(v) for r, v in zip(delayed, row)]
+            row = delayed
+        valid, addr, first, last, results = row[0], row[1], row[2], row[3], row[4:]
+        model = [[Signal(width, name=f"acc_model{a}_{j}") for j in range(mxu.cols)] for a in range(mxu.acc_depth)]
+        stored = [Signal(width, name=f"acc_stored{j}") for j in range(mxu.cols)]
+        totals, flags = [], []
+        for j in range(mxu.cols):
+            m.d.comb += stored[j].eq(Array(model[a][j] for a in range(mxu.acc_depth))[addr])
+            totals.append(Mux(first, results[j], stored[j] ^ results[j]))
+            flags.append(Mux(valid & ~first, (stored[j] ^ results[j])[:5], 0))
+        for a in range(mxu.acc_depth):
+            with m.If(valid & ~last & (addr == a)):
+                m.d.sync += [model[a][j].eq(totals[j]) for j in range(mxu.cols)]
+            for j in range(mxu.cols):
+                m.d.comb += Assert(mxu.internals.acc_rows[a][j] == model[a][j], f"accumulator row {a}, column {j}")
+        leaving = valid & last
+        fifo = mxu.internals.fifo
+        m.d.comb += [Assert(fifo.w_en == leaving, "a y row enters the FIFO off its row's cycle or without last")]
+        for j in range(mxu.cols):
+            m.d.comb += Assert(~leaving | (fifo.w_data[j * width:(j + 1) * width] == totals[j]),
+                               f"column {j} of a y row: not the sum of its rows since first")
+        delivered = track_fifo(m, fifo, fifo.w_en, fifo.w_data, mxu.y.valid & mxu.y.ready, leaving & self.pick,
+                               in_fifo, fifo.latency)
+        m.d.comb += [Cover(delivered & (in_fifo > 1), "an accumulated row delivered behind others"),
+                     Cover(leaving & ~first & (stored[0] != 0), "a y row sums several rows")]
+        return flags
 
 
 #: What ``check_stream`` proves, per harness (docs/formal.md).
@@ -373,6 +442,16 @@ PROPERTIES = {
             "the sticky flags of each column are the OR of the flags of every row that left the array since "
             "the last flags_clear, the rows leaving in the clear cycle included"],
 }
+#: With output accumulators (``acc_depth``), the row properties are per y row (docs/formal.md).
+PROPERTIES["mxu_acc"] = [p for p in PROPERTIES["mxu"] if "tracked row" not in p and "it " not in p[:3]] + [
+    "only rows with last make a y row and take a credit; the others write their accumulator row",
+    "every accumulator row equals the datasheet's: first loads the row's result, another row adds to it "
+    "(tags: XOR), a row with last leaves it alone",
+    "every y row is its address's sum: the rows since its first, its own included, each with its own "
+    "activations and the tile last swapped in before it (tags)",
+    "a tracked y row (chosen freely) leaves y once, unchanged, after exactly the y rows before it, no later than "
+    "latency cycles after its last x row was accepted",
+    "the accumulator adds' flags join the sticky flags with the rows' own"]
 METHOD = f"SymbiYosys k-induction ({ENGINE}): basecase from the initial state and induction, depth k"
 
 
@@ -455,7 +534,7 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
         raise RuntimeError(f"SymbiYosys failed: {prove['log'][-2000:]}")
     failed = sorted(set(re.findall(r"Assert failed in top: (\S+):(\d+)", prove["log"])))
     report = {"kind": kind, "parameters": params, "mutant": mutant, "method": METHOD, "depth": depth,
-              "properties": PROPERTIES[kind], "result": result, "seconds": prove["seconds"],
+              "properties": PROPERTIES["mxu_acc" if params.get("acc_depth") else kind], "result": result, "seconds": prove["seconds"],
               "failed_assertions": [f"{Path(f).name}:{n}: {linecache.getline(f, int(n)).strip()}" for f, n in failed],
               "traces": [str(work / t) for t in prove["traces"]]}
     if kind == "mxu" and mutant is None:
