@@ -46,6 +46,10 @@ class StochasticRounder(ArithmeticUnit):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.out_fmt = format_param("out_fmt", out_fmt)
         self.rounding = rounding_param(rounding)
+        fi, fo = self.in_fmt, self.out_fmt
+        if self.rounding.is_stochastic and fo.precision >= fi.precision and fo.exp_bits >= fi.exp_bits:
+            raise ValueError(f"rounding {self.rounding.value}: {fi} -> {fo} never rounds (every {fi} value is exact "
+                             f"in {fo}); stochastic rounding needs an out_fmt narrower than in_fmt, or use rne")
         rand_bits = convert_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
         if not isinstance(rng, bool):
             raise TypeError(f"rng must be True or False, not {rng!r}")

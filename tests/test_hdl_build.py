@@ -103,6 +103,7 @@ def test_list_and_help(tmp_path):
     (lambda: FPMultiplier(rounding="nearest"), "rounding: unknown rounding 'nearest'"),
     (lambda: FPAdder(stages=2.5), "stages must be an integer"),
     (lambda: StochasticRounder(rng="yes"), "rng must be True or False"),
+    (lambda: StochasticRounder(in_fmt="bf16", out_fmt="fp32"), "rounding sr: bf16 -> fp32 never rounds"),
     (lambda: Xorshift32(lanes="4"), "lanes must be an integer"),
     (lambda: MXU(rows=2, cols=2, convert_inputs=1), "convert_inputs must be True or False"),
     (lambda: MXU(rows=2, cols=2, out_rounding="up"), "out_rounding: unknown rounding 'up'"),
@@ -136,7 +137,8 @@ def test_stages_split_the_longest_segment_first():
         Stages(7, cuts)
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS + [("board", {})],
+                         ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall: only the backend's justified categories (sim.testbenches.runner.LINT_ALLOWED)."""
     if runner.verilator_bin() is None:
