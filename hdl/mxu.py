@@ -206,7 +206,7 @@ class MXU(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # The control state, for formal harnesses (sim.formal.stream_proof) to state invariants over.
+        # The control state, for formal harnesses (sim.formal.stream_mxu) to state invariants over.
         self.internals = SimpleNamespace()
         w_in, x_in, y_out = self._stream_ports(m)
         out_fifo, take, free = self._credits(m, x_in, y_out)

@@ -84,7 +84,7 @@ class ProcessingElement(wiring.Component):
         # and qualifies every result with its own valid tags), so none has one.
         plain = {"reset_less": True} if self.fused else {}
         weights = [Signal(self.in_fmt.width, name=f"w{i}", **plain) for i in range(2)]
-        self.weights = weights          # for formal harnesses (sim.formal.stream_proof)
+        self.weights = weights          # for formal harnesses (sim.formal.stream_mxu)
         with m.If(self.w_we):
             with m.If(self.w_buf):
                 m.d.sync += weights[1].eq(self.w_data)

@@ -51,7 +51,7 @@ class OutputFIFO(wiring.Component):
             raise ValueError(f"depth must be a power of two (2..{MAX_DEPTH}), not {depth}")
         super().__init__({"w_en": In(1), "w_data": In(width), "r": Out(stream.Signature(width))})
         # The state, made here so that a formal harness can state invariants over it
-        # (sim.formal.stream_proof); with platform "formal", ``peek_data`` is the memory's row at
+        # (sim.formal.stream_fifo); with platform "formal", ``peek_data`` is the memory's row at
         # ``peek_addr``.
         self.storage = memory.Memory(shape=self.width, depth=self.depth, init=[])
         self.peek_addr = Signal(range(self.depth))

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from hdl.mxu import MXU
-from sim.formal.stream_proof import FIFO_MUTANTS, MXU_MUTANTS, READY_CONTRACT, check_stream, ready_inputs
+from sim.formal.stream_fifo import FIFO_MUTANTS
+from sim.formal.stream_mxu import MXU_MUTANTS
+from sim.formal.stream_proof import READY_CONTRACT, check_stream, ready_inputs
 
 TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 

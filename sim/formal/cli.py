@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stream_parsers(sub) -> None:
     """``fifo`` and ``mxu``: the stream proofs (sim.formal.stream_proof)."""
-    from .stream_proof import FIFO_MUTANTS, MXU_MUTANTS
+    from .stream_fifo import FIFO_MUTANTS
+    from .stream_mxu import MXU_MUTANTS
     p = sub.add_parser("fifo", help="the MXU's output FIFO: order, no loss, latency (k-induction)")
     p.add_argument("--width", type=int, default=3, help="bits per row (default 3: the data is tracked, "
                    "so its width does not matter beyond distinguishing rows)")

@@ -1,0 +1,125 @@
+"""The output FIFO's formal harness and the row tracking that the MXU's harness reuses.
+
+A row is *tracked*: on any write the free input ``pick`` may choose it; the harness then
+remembers its data and counts the rows ahead of it, and asserts that it leaves unchanged,
+after exactly those rows, and no later than the FIFO's latency allows. Since ``pick`` is
+free, this covers every row of every input sequence: no row is lost, duplicated, changed or
+reordered (docs/formal.md). Invariants over the FIFO's state make the assertions inductive.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Assert, Assume, Cover, Module, Mux, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
+
+from hdl.output_fifo import OutputFIFO
+
+__all__ = ["FIFO_MUTANTS", "FIFOHarness", "track_fifo"]
+
+#: Planted bugs, each caught by one property (test only): name -> what it breaks.
+FIFO_MUTANTS = {
+    "drop": "the head is overwritten while it waits: a row is lost (data and order)",
+    "early": "r.valid rises a cycle before the head holds a row: a row out of nothing",
+    "stall": "the head is not offered while a row waits in the read register: a due row waits (the latency)",
+}
+
+
+class _MutantFIFO(OutputFIFO):
+    """``OutputFIFO`` with one of ``FIFO_MUTANTS`` planted (after elaboration)."""
+
+    def __init__(self, *, mutant: str, **kwargs):
+        super().__init__(**kwargs)
+        self.mutant = mutant
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        if self.mutant == "drop":
+            with m.If(self.read_valid):
+                m.d.sync += self.head.eq(self.read_data)
+        elif self.mutant == "early":
+            m.d.comb += self.r.valid.eq(self.head_valid | self.read_valid)
+        elif self.mutant == "stall":
+            m.d.comb += self.r.valid.eq(self.head_valid & ~self.read_valid)
+        return m
+
+
+class FIFOHarness(wiring.Component):
+    """``OutputFIFO(width, depth)`` with its writer counting credits as the MXU does
+    (``depth`` rows written and not read at most), every other input free."""
+
+    def __init__(self, *, width: int = 3, depth: int = 4, mutant: str | None = None):
+        if mutant is not None and mutant not in FIFO_MUTANTS:
+            raise ValueError(f"mutant must be one of {', '.join(FIFO_MUTANTS)}, not {mutant!r}")
+        self.fifo = (OutputFIFO(width=width, depth=depth) if mutant is None else
+                     _MutantFIFO(width=width, depth=depth, mutant=mutant))
+        super().__init__({"w_en": In(1), "w_data": In(width), "ready": In(1), "pick": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += Assume(~ResetSignal())   # the proof starts from the initial values, never resets
+        m.submodules.fifo = fifo = self.fifo
+        depth, latency = fifo.depth, fifo.latency
+        write, read = Signal(), Signal()
+        m.d.comb += [fifo.w_en.eq(self.w_en), fifo.w_data.eq(self.w_data), fifo.r.ready.eq(self.ready),
+                     write.eq(self.w_en), read.eq(fifo.r.valid & fifo.r.ready)]
+        outstanding = Signal(range(depth + 1))        # rows written and not read: taken credits
+        m.d.sync += outstanding.eq(outstanding + write - read)
+        m.d.comb += [Assume(~write | (outstanding < depth)),
+                     Assert(~fifo.r.valid | (outstanding != 0), "a row offered that was not written")]
+        delivered = track_fifo(m, fifo, write, self.w_data, read, self.pick, outstanding, latency)
+        m.d.comb += [Cover(outstanding == depth, "FIFO full"),
+                     Cover(fifo.head_valid & fifo.spare_valid & fifo.read_valid & (fifo.stored != 0),
+                           "every stage holds a row"),
+                     Cover(delivered & (outstanding > 1), "the tracked row delivered behind others")]
+        return m
+
+
+def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latency: int):
+    """The tracked row (chosen by ``pick`` on a write), its properties and the FIFO's
+    invariants. ``outstanding``: rows written and not read, counted by the caller.
+    Returns a signal that is high in the cycle the tracked row is read."""
+    depth = fifo.depth
+    tracked, done = Signal(), Signal()
+    t_data = Signal(fifo.width)
+    ahead = Signal(range(depth + 1))          # rows in the FIFO before the tracked one
+    age = Signal(range(latency + 1))          # cycles since its write, saturating
+    with m.If(~tracked & ~done & write & pick):
+        m.d.sync += [tracked.eq(1), t_data.eq(data), ahead.eq(outstanding - read), age.eq(1)]
+    with m.If(tracked):
+        m.d.sync += age.eq(Mux(age == latency, latency, age + 1))
+        with m.If(read):
+            with m.If(ahead == 0):
+                m.d.sync += [tracked.eq(0), done.eq(1)]
+            with m.Else():
+                m.d.sync += ahead.eq(ahead - 1)
+    m.d.comb += [
+        Assert(~(tracked & read & (ahead == 0)) | (fifo.r.payload == t_data), "the tracked row changed or reordered"),
+        Assert(~(tracked & (age == latency)) | fifo.r.valid, "a row due is not offered (latency)"),
+        Assert(~tracked | (ahead < outstanding), "the tracked row lost"),
+    ]
+    # Invariants: where every row is, and the tracked row's data wherever it is.
+    head, spare, reg = fifo.head_valid, fifo.spare_valid, fifo.read_valid
+    in_memory = Signal(range(depth + 1))
+    m.d.comb += in_memory.eq(outstanding - head - spare - reg)
+    m.d.comb += [
+        Assert(in_memory == fifo.stored, "rows in the memory miscounted"),
+        Assert(outstanding >= head + spare + reg),
+        Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == fifo.stored[:len(fifo.produce)]),
+        Assert(fifo.nonempty == (fifo.stored != 0)),
+        Assert(~spare | head, "a spare row behind an empty head"),
+    ]
+    m.d.comb += fifo.peek_addr.eq(fifo.consume + (ahead - head - spare - reg))
+    with m.If(tracked):
+        with m.If(ahead < head):
+            m.d.comb += Assert(fifo.head == t_data)
+        with m.Elif(ahead < head + spare):
+            m.d.comb += Assert(fifo.spare == t_data)
+        with m.Elif(ahead < head + spare + reg):
+            m.d.comb += Assert(fifo.read_data == t_data)
+        with m.Else():
+            m.d.comb += Assert(fifo.peek_data == t_data)
+        m.d.comb += Assert((ahead >= head + spare + reg) | (age >= 2), "the tracked row read before it was written")
+    delivered = Signal()
+    m.d.comb += delivered.eq(tracked & read & (ahead == 0))
+    return delivered
