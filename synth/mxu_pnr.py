@@ -39,7 +39,7 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs
 __all__ = ["parse_size", "run", "main"]
 
 COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "source", "clock_mhz", "floorplan", "harness",
-           "keep", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
+           "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "tools", "note"]
 #: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
 #: kept too: ``weight path``; before anything was: ``none``).
@@ -100,21 +100,23 @@ def y_drivers(netlist: Path) -> str:
 
 def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, clock_mhz: float,
         floorplan: str = "none", seed: int | None = None, source: str = "verilog",
-        manifest: Path | None = None) -> dict:
+        manifest: Path | None = None, sync_resets: bool = True) -> dict:
     """One place and route of the MXU ``size`` (or of the ``hdl.build`` files of ``manifest``)
     on ``arch``'s board with its clock constrained to ``clock_mhz``, its multipliers pinned by
     ``floorplan`` (``dsp`` or ``none``), built from ``source`` (``verilog`` or ``rtlil``);
-    cached by design, scripts, constraint, source and tool versions."""
+    ``sync_resets=False``: synthesised without inferred synchronous resets
+    (``pnr.NO_SYNC_RESETS``); cached by design, scripts, constraint, source and tool versions."""
     from .pnr import SEED, place_and_route
 
     seed = SEED if seed is None else seed
     name = (f"{arch}_" + (manifest.stem if manifest else "mxu_{}x{}_m{}a{}".format(*size))
-            + f"_c{clock_mhz:g}_{source}" + ("_fp" if floorplan == "dsp" else "") + f"_seed{seed}")
+            + f"_c{clock_mhz:g}_{source}" + ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr")
+            + f"_seed{seed}")
     work = cache / "work" / name
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
     design = (unit.verilog if manifest else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py", "hdl/build.py", "hdl/ports.py"]))
-    settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, params]
+    settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, params] + ([] if sync_resets else ["nosr"])
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
     path = cache / f"{name}_{key}.json"
     if path.exists():
@@ -124,12 +126,13 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": params["mul_stages"],
               "add_stages": params["add_stages"], "clock_mhz": clock_mhz, "floorplan": floorplan,
               "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
+              "sync_resets": "inferred" if sync_resets else "none",
               "pe": "fused" if params["fused_pe"] else "generic", "latency": unit.latency, "seed": seed, "tools": tool_versions()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
                                       script_after_read=keep, script_after_synth=script,
-                                      scramble=True, seed=seed)
+                                      scramble=True, seed=seed, sync_resets=sync_resets)
     except Exception as error:          # does not fit, or a tool failed: say which, from the log
         log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
         lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
@@ -155,9 +158,10 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
 
 #: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
 KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "source", "clock_mhz", "floorplan", "harness", "keep",
-       "seed"]
+       "sync_resets", "seed"]
 #: The values of columns added later, for the runs made before them.
-BEFORE = {"pe": "generic", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none", "seed": 1}
+BEFORE = {"pe": "generic", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
+          "sync_resets": "inferred", "seed": 1}
 
 
 def _key(r: dict) -> tuple:
@@ -211,6 +215,9 @@ def _parser() -> Parser:
                         help="dsp: pin each PE's multiplier to a DSP site in array order (ecp5 "
                              "only, its default); none: nextpnr picks the sites (ice40's default)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
+    parser.add_argument("--no-sync-resets", action="store_true",
+                        help="ecp5: synthesise without the synchronous resets Yosys infers from a register "
+                             "fed by a zeroing multiplexer (synth.pnr.NO_SYNC_RESETS; docs/timing.md)")
     parser.add_argument("--seeds", default="1", metavar="S,S,...",
                         help="nextpnr seeds, each size placed and routed with each (default 1)")
     return parser
@@ -259,15 +266,18 @@ def main(argv=None) -> int:
     floorplan = args.floorplan or ("dsp" if args.arch == "ecp5" else "none")
     if floorplan == "dsp" and args.arch != "ecp5":
         parser.error("--floorplan dsp is for --arch ecp5 (the LFE5U-85F's DSP sites)")
+    if args.no_sync_resets and args.arch != "ecp5":
+        parser.error("--no-sync-resets is a synth_ecp5 flow: give --arch ecp5")
     sizes, manifest = _designs(args, parser, floorplan)
     check_output(args.csv, "--csv")
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes) * len(seeds), "place and route", "design") as bar:
         for size, seed in ((size, seed) for size in sizes for seed in seeds):
             r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
-                    "verilog" if manifest else args.source, manifest)
+                    "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
-                      f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}): "
+                      f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}"
+                      + ("" if r.get("sync_resets", "inferred") == "inferred" else ", no inferred sync resets") + "): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)

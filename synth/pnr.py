@@ -38,6 +38,14 @@ BOARDS = {
 TARGET_MHZ = {"ice40": 100, "ecp5": 300}
 #: nextpnr's placer seed (its default, stated so a figure can be reproduced).
 SEED = 1
+#: ``synth_ecp5`` without inferred synchronous resets: ``(synth_opts, script_after_synth)``.
+#: Yosys turns a register fed by ``Mux(c, 0, x)`` into one whose synchronous reset is ``c``
+#: (the slice's LSR pin: a control set of its own, reached through the routing), even where
+#: the design gives the register no reset. Stopping before the flip-flop mapping and
+#: legalising to plain flip-flops and enables puts ``c`` back into the LUTs.
+NO_SYNC_RESETS = ("-run :map_ffs",
+                  "dfflegalize -cell $_DFF_?_ 01 -cell $_DFF_?P?_ r -cell $_DFFE_??_ 01 -cell $_DFFE_?P??_ r; "
+                  "synth_ecp5 -top top -run map_ffs:")
 
 
 class FmaxHarness(wiring.Component):
@@ -159,14 +167,20 @@ def board(arch: str, clock_mhz: float | None = None):
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
                     clock_mhz: float | None = None, script_after_read: str = "", script_after_synth: str = "",
-                    scramble: bool = False, seed: int = SEED) -> dict:
+                    scramble: bool = False, seed: int = SEED, sync_resets: bool = True) -> dict:
     """Build ``FmaxHarness(unit)`` for ``arch``'s board; return Fmax and utilisation (and,
     with ``details``, ``parse_details``). ``synth_opts``: extra ``synth_<arch>`` options
     (``-dsp`` maps iCE40 multiplies onto SB_MAC16); ``clock_mhz``: the clock constraint
     nextpnr's timing-driven placement and routing work towards (default ``TARGET_MHZ``);
     ``script_after_read`` / ``script_after_synth``: Yosys commands run before synthesis and
     on the mapped netlist (``synth.mxu_pnr``'s kept registers, ``synth.floorplan``);
-    ``scramble``: ``FmaxHarness``'s option; ``seed``: nextpnr's."""
+    ``scramble``: ``FmaxHarness``'s option; ``seed``: nextpnr's; ``sync_resets=False``:
+    ``NO_SYNC_RESETS`` (ECP5 only)."""
+    if not sync_resets:
+        if arch != "ecp5":
+            raise ValueError(f"sync_resets=False is a synth_ecp5 flow, not one for {arch}")
+        synth_opts = f"{synth_opts} {NO_SYNC_RESETS[0]}".strip()
+        script_after_synth = NO_SYNC_RESETS[1] + ("\n" + script_after_synth if script_after_synth else "")
     platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit, scramble=scramble), name="top", build_dir=str(build_dir), do_build=False,

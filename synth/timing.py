@@ -39,6 +39,7 @@ UNITS = {
     "sr": ("SR fp32 -> bf16", ("rounder", dict(in_fmt="fp32", out_fmt="bf16", rounding="sr"))),
     "pe": ("MXU PE", None),
     "pe_fused": ("MXU PE, fused", None),
+    "pe_fused_nosr": ("MXU PE, fused, no inferred sync resets", None),
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
 }
@@ -53,7 +54,7 @@ PLAN = {
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9)),
              ("pe_fused", (4, 10)), ("pe_fused", (4, 7)), ("pe_fused", (4, 5)), ("pe_fused", (4, 8)),
-             ("pe_fused", (4, 6)), ("pe_fused", (3, 7))],
+             ("pe_fused", (4, 6)), ("pe_fused", (3, 7)), ("pe_fused_nosr", (4, 6)), ("pe_fused_nosr", (4, 5))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
@@ -78,9 +79,11 @@ def component(kind: str, stages):
     if kind == "fabric_add":
         return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
     if kind.startswith("pe"):
-        fused = kind == "pe_fused"
+        fused = kind.startswith("pe_fused")
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], fused=fused)
-        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}" + "_fused" * fused
+        # A flow variant's module name differs, so that no lookup by module takes its figure
+        # for the default flow's (hdl.build --target-mhz).
+        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}" + "_fused" * fused + "_nosr" * kind.endswith("_nosr")
     unit, params = UNITS[kind][1]
     built, _ = BUILD[unit].build(**params, stages=stages)
     return built, module_name(BUILD[unit], built)
@@ -133,7 +136,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
     work = cache / "work" / f"{arch}_{kind}_{name}{'_' + tag[:-1] if tag else ''}"
     with _locked(lock):
         figures = place_and_route(unit, arch, work, synth_opts="-dsp" if kind.endswith("_dsp") else "",
-                                  details=True, seed=seed)
+                                  details=True, seed=seed, sync_resets=not kind.endswith("_nosr"))
     unit, _ = component(kind, stages)
     timing.unused(unit)
     cells = figures.pop("cells")
@@ -307,11 +310,13 @@ def fit(rows, model: dict) -> dict:
     from scipy.optimize import nnls
     new = {}
     for arch in model:
-        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs. The references are
-        # one segment each, the adder's ``sum`` segment for the add/subtract alone.
+        # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs; so are the runs of
+        # another synthesis flow (_nosr). The references are one segment each, the adder's
+        # ``sum`` segment for the add/subtract alone.
         reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, FABRIC_ADD_WIDTH)]}
         designs = [(reference.get(r["kind"]) or timing.segments(_design(r["kind"], r["stages"])),
-                    1000 / r["fmax_mhz"]) for r in rows if r["arch"] == arch and not r["kind"].endswith("_dsp")]
+                    1000 / r["fmax_mhz"]) for r in rows
+                   if r["arch"] == arch and not r["kind"].endswith(("_dsp", "_nosr"))]
         if not designs:
             new[arch] = model[arch]
             continue
