@@ -150,6 +150,7 @@ BAD = [
     ("synth.mxu_pnr", ["--arch", "xc7"], "invalid choice: 'xc7'"),
     ("synth.mxu_pnr", ["--clock-mhz", "5"], "--clock-mhz must be in 10..500, not 5"),
     ("synth.mxu_pnr", ["--arch", "ice40", "--floorplan", "dsp"], "--floorplan dsp is for --arch ecp5"),
+    ("synth.mxu_pnr", ["--arch", "ice40", "--no-sync-resets"], "--no-sync-resets is a synth_ecp5 flow"),
     ("synth.mxu_pnr", ["--sizes", "13x13:m0a0"], "needs 169 DSP sites; the LFE5U-85F has 156"),
     ("synth.mxu_pnr", ["--sizes", "1x60:m0a0"], "1 of them do not fit one DSP row's 52 sites"),
     ("synth.mxu_pnr", ["--verilog", "none.json"], "--verilog none.json: [Errno 2] No such file"),

@@ -155,6 +155,38 @@ def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
     return int((work / "count.txt").read_text().split()[0])
 
 
+def test_no_sync_resets_flow_keeps_zeroing_off_the_lsr_pins():
+    """A reset-less register fed by ``Mux(c, 0, x)``: plain synth_ecp5 drives its LSR pins
+    from the LUT computing ``c`` (an inferred synchronous reset); synth.pnr.NO_SYNC_RESETS
+    leaves no LSR pin driven by logic."""
+    from amaranth.back import rtlil
+    from amaranth.hdl import Elaboratable, Module, Mux, Signal
+
+    from golden.tools.cli import build_dir
+    from synth.pnr import NO_SYNC_RESETS, place_and_route
+
+    class Zeroed(Elaboratable):
+        def __init__(self):
+            self.x, self.c, self.d, self.q = Signal(16), Signal(), Signal(), Signal(16)
+
+        def elaborate(self, platform):
+            m = Module()
+            r = Signal(16, reset_less=True)
+            m.d.sync += r.eq(Mux(self.c ^ self.d, 0, self.x))
+            m.d.comb += self.q.eq(r)
+            return m
+
+    top = Zeroed()
+    text = rtlil.convert(top, name="top", ports=[top.x, top.c, top.d, top.q])
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "no-sync-resets")
+    lsr_from_luts = "t:TRELLIS_FF %ci2:+[LSR,Z] t:LUT4 %i"
+    assert _yosys_count(work / "default", text, "synth_ecp5 -top top", lsr_from_luts) == 1
+    flow = f"synth_ecp5 -top top {NO_SYNC_RESETS[0]}\n{NO_SYNC_RESETS[1]}"
+    assert _yosys_count(work / "nosr", text, flow, lsr_from_luts) == 0
+    with pytest.raises(ValueError, match="sync_resets=False is a synth_ecp5 flow, not one for ice40"):
+        place_and_route(top, "ice40", work / "ice40", sync_resets=False)
+
+
 @pytest.mark.parametrize("scramble, merged", [(False, True), (True, False)])
 def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scramble, merged):
     """A 3-register delay line straight from the harness's shift register is the shift
