@@ -28,7 +28,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--formal-large", action="store_true",
         help="also prove the MXU's stream contract at the larger sizes of docs/formal.md (1x4, 1x3 m2a2, "
-             "3x3, 4x4: about 25 minutes on one core; tests/test_stream_proof.py)")
+             "3x3, 4x4: about 8 minutes on one core; tests/test_stream_proof.py)")
     parser.addoption(
         "--docs-slow", action="store_true",
         help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "

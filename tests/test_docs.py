@@ -385,10 +385,12 @@ COMMANDS: dict[str, Entry] = {
     "pytest tests/test_exhaustive.py": Entry(SLOW, check=_collect_only("pytest tests/test_exhaustive.py")),
     "python -m hdl.build NAME --help": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5 --only UNIT:N": Entry(SYNOPSIS),
-    # README.md, docs/formal.md, docs/testing.md: the larger stream proofs (about 25 minutes)
+    # README.md, docs/formal.md, docs/testing.md: the larger stream proofs (about 8 minutes)
     "pytest --formal-large": Entry(SLOW, check=_collect_only("pytest --formal-large tests/test_stream_proof.py")),
     "pytest --formal-large tests/test_stream_proof.py": Entry(
         SLOW, check=_collect_only("pytest --formal-large tests/test_stream_proof.py")),
+    "pytest -n 1 --formal-large tests/test_stream_proof.py -k larger": Entry(
+        SLOW, check=_collect_only("pytest -n 1 --formal-large tests/test_stream_proof.py -k larger")),
 }
 
 

@@ -40,7 +40,7 @@ LARGE = [dict(rows=1, cols=4), dict(rows=1, cols=3, mul_stages=2, add_stages=2),
 @pytest.mark.formal_large
 @pytest.mark.parametrize("large", LARGE, ids=lambda v: "x".join(str(n) for n in v.values()))
 def test_larger_arrays_proved(large, tmp_path):
-    report = check_stream("mxu", dict(mul_stages=0, add_stages=0, **large, **TAGS), work=tmp_path, timeout=7200)
+    report = check_stream("mxu", {"mul_stages": 0, "add_stages": 0, **large, **TAGS}, work=tmp_path, timeout=7200)
     assert report["result"] == "proved" and report["covers"]["unreached"] == 0, report
 
 
