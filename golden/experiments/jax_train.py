@@ -26,7 +26,7 @@ import numpy as np
 
 from ..tools.cli import progress
 from ..rounding import Rounding
-from .mlp import BF16, Counters, Variant, initial_weights, load_digits_split
+from .mlp import BF16, Counters, Variant, initial_weights, load_digits_split, minibatches
 from .common import add_training_arguments, plot_training, training_variants, write_csv
 
 NAME = "jax-train"
@@ -90,10 +90,8 @@ def train_variant(name: str, data, *, hidden: int, batch: int, epochs: int, lr: 
     counters = Counters()
     rows = []
     for epoch in range(1, epochs + 1):
-        order = rng.permutation(len(x_train))
         losses = []
-        for start in range(0, len(order) - batch + 1, batch):
-            idx = order[start:start + batch]
+        for idx in minibatches(rng, len(x_train), batch):
             loss, grads = step(weights[0].w, weights[1].w, x_train[idx], y_train[idx])
             losses.append(float(loss))
             for wt, g in zip(weights, grads):

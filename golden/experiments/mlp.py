@@ -201,6 +201,14 @@ def evaluate(variant, w1, w2, x, y):
     return loss, float((p.argmax(axis=1) == y).mean())
 
 
+def minibatches(rng, count: int, batch: int):
+    """One epoch's minibatches: the indices of each full ``batch`` of a permutation of
+    ``range(count)`` drawn from ``rng`` (a last partial batch is left out)."""
+    order = rng.permutation(count)
+    for start in range(0, count - batch + 1, batch):
+        yield order[start:start + batch]
+
+
 def train(variant: Variant, data, *, hidden: int = 32, batch: int = 32, epochs: int = 10,
           lr: float = 0.1, seed: int = 1, on_step=None):
     """Train one variant; return one dict per epoch (losses, accuracy, counters so far).
@@ -220,10 +228,8 @@ def train(variant: Variant, data, *, hidden: int = 32, batch: int = 32, epochs: 
     good_steps = skipped = 0
     rows = []
     for epoch in range(1, epochs + 1):
-        order = rng.permutation(len(x_train))
         losses = []
-        for start in range(0, len(order) - batch + 1, batch):
-            idx = order[start:start + batch]
+        for idx in minibatches(rng, len(x_train), batch):
             x, y = x_train[idx], y_train[idx]
             z1, h, logits = _forward(variant, w1.w, w2.w, x)
             loss, p = _loss_and_probs(logits, y)
