@@ -214,7 +214,7 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
             return m
 
     unit = DelayLine()
-    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "scramble")
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"scramble-{scramble}")
     rtlil = board("ecp5").prepare(FmaxHarness(unit, scramble=scramble), name="top").files["top.il"]
     ffs = _yosys_count(work, rtlil, "synth_ecp5 -top top", "t:TRELLIS_FF")
     assert ffs == harness_ffs(unit, scramble) + 12 - 12 * merged
@@ -235,7 +235,8 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     from hdl.mxu import MXU
     from synth.pnr import FmaxHarness, board
 
-    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep")
+    # A folder per parameter: xdist may run both at once, and each writes its count there.
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep", name.split("_")[0])
     rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
     # 2x3, no stages: a weight-path register per PE; tags: one per PE, an entry register
     # per row and row 1's skew register.
