@@ -102,3 +102,18 @@ def test_cycle_finder_finds_a_circle():
 
 def test_no_import_circle():
     assert cycles(GRAPH) == []
+
+
+def test_old_entry_points_say_where_they_moved_and_run():
+    import subprocess
+    import sys
+
+    import sim
+
+    proc = subprocess.run([sys.executable, "-m", "sim.exhaustive", "--help"], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 0 and "usage: python -m sim.compiled.exhaustive" in proc.stdout
+    assert proc.stderr.splitlines()[0] == "python -m sim.exhaustive moved to python -m sim.compiled.exhaustive"
+    with pytest.raises(ImportError, match="sim.host moved to hdl.board.host"):
+        import sim.host  # noqa: F401
+    assert all(new in modules() for new in sim.MOVED.values()), "a pointer to a module that is not there"
