@@ -277,7 +277,7 @@ def main(argv=None) -> int:
                     "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
                       f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}"
-                      + ("" if r.get("sync_resets", "inferred") == "inferred" else ", no inferred sync resets") + "): "
+                      + (", no inferred sync resets" if args.no_sync_resets else "") + "): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)

