@@ -16,7 +16,7 @@ Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``a
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
-FIFO's head and spare registers (``hdl.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
+FIFO's fabric registers (``hdl.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
 add, accumulator add and output rounding of the rows that left the array since the last
 ``flags_clear``.
 """
@@ -34,6 +34,7 @@ from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
 
 from .adder import FPAdder
+from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .params import check_exact_products, format_param, int_param, rounding_param
@@ -157,9 +158,10 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 3`` (the output FIFO: its level, its memory's read register and
-        the ``y`` register; input conversion, accumulators and output rounders add no register)."""
-        return self.array_latency + 3
+        ``array_latency + 4`` (the output FIFO: its level, its memory's read register, the
+        landing register and the ``y`` register; input conversion, accumulators and output
+        rounders add no register)."""
+        return self.array_latency + FIFO_LATENCY
 
     @property
     def fifo_depth(self) -> int:

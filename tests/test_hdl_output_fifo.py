@@ -62,11 +62,12 @@ def test_rows_leave_in_order_without_loss(depth, write_p, ready_p):
 
 
 def test_latency_and_full_rate():
-    """A write every cycle with r always ready: each row leaves exactly 3 cycles after its write."""
-    writes, reads, ready_cycles, latency = run(4, 1.0, 1.0, cycles=50, seed=1)
-    assert latency == 3
-    assert [(c - 3, r) for c, r in reads] == writes[:len(reads)]
-    assert len(reads) == 47
+    """A write every cycle with r always ready (``latency + 1`` credits, as the MXU gives it):
+    each row leaves exactly 4 cycles after its write."""
+    writes, reads, ready_cycles, latency = run(8, 1.0, 1.0, cycles=50, seed=1)
+    assert latency == 4
+    assert [(c - 4, r) for c, r in reads] == writes[:len(reads)]
+    assert len(reads) == 46
 
 
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")   # refused, not elaborated

@@ -69,8 +69,9 @@ class FIFOHarness(wiring.Component):
                      Assert(~fifo.r.valid | (outstanding != 0), "a row offered that was not written")]
         delivered = track_fifo(m, fifo, write, self.w_data, read, self.pick, outstanding, latency)
         m.d.comb += [Cover(outstanding == depth, "FIFO full"),
-                     Cover(fifo.head_valid & fifo.spare_valid & fifo.read_valid & (fifo.stored != 0),
-                           "every stage holds a row"),
+                     Cover(fifo.head_valid & fifo.spare_valid & fifo.landing_valid & fifo.read_valid,
+                           "every register holds a row"),
+                     Cover((fifo.stored != 0) & fifo.head_valid & ~fifo.r.ready, "the memory holds rows behind a waiting head"),
                      Cover(delivered & (outstanding > 1), "the tracked row delivered behind others")]
         return m
 
@@ -98,28 +99,30 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
         Assert(~(tracked & (age == latency)) | fifo.r.valid, "a row due is not offered (latency)"),
         Assert(~tracked | (ahead < outstanding), "the tracked row lost"),
     ]
-    # Invariants: where every row is, and the tracked row's data wherever it is.
-    head, spare, reg = fifo.head_valid, fifo.spare_valid, fifo.read_valid
+    # Invariants: where every row is, and the tracked row's data wherever it is. The stages
+    # in the order rows leave them: (valid, data, the fewest cycles a row there has spent).
+    stages = [(fifo.head_valid, fifo.head, 4), (fifo.spare_valid, fifo.spare, 4),
+              (fifo.landing_valid, fifo.landing, 3), (fifo.read_valid, fifo.read_data, 2)]
+    in_flight = sum(valid for valid, _, _ in stages)
     in_memory = Signal(range(depth + 1))
-    m.d.comb += in_memory.eq(outstanding - head - spare - reg)
+    m.d.comb += in_memory.eq(outstanding - in_flight)
     m.d.comb += [
         Assert(in_memory == fifo.stored, "rows in the memory miscounted"),
-        Assert(outstanding >= head + spare + reg),
+        Assert(outstanding >= in_flight),
         Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == fifo.stored[:len(fifo.produce)]),
         Assert(fifo.nonempty == (fifo.stored != 0)),
-        Assert(~spare | head, "a spare row behind an empty head"),
+        Assert(~fifo.spare_valid | fifo.head_valid, "a spare row behind an empty head"),
     ]
-    m.d.comb += fifo.peek_addr.eq(fifo.consume + (ahead - head - spare - reg))
+    m.d.comb += fifo.peek_addr.eq(fifo.consume + (ahead - in_flight))
     with m.If(tracked):
-        with m.If(ahead < head):
-            m.d.comb += Assert(fifo.head == t_data)
-        with m.Elif(ahead < head + spare):
-            m.d.comb += Assert(fifo.spare == t_data)
-        with m.Elif(ahead < head + spare + reg):
-            m.d.comb += Assert(fifo.read_data == t_data)
-        with m.Else():
-            m.d.comb += Assert(fifo.peek_data == t_data)
-        m.d.comb += Assert((ahead >= head + spare + reg) | (age >= 2), "the tracked row read before it was written")
+        before = 0                            # rows in the stages nearer the output
+        for valid, data, cycles in stages:
+            with m.If((ahead >= before) & (ahead < before + valid)):
+                m.d.comb += Assert(data == t_data, "the tracked row's data changed in the FIFO")
+                m.d.comb += Assert(age >= cycles, "the tracked row ahead of its write")
+            before = before + valid
+        with m.If(ahead >= in_flight):
+            m.d.comb += Assert(fifo.peek_data == t_data, "the tracked row's data changed in the FIFO")
     delivered = Signal()
     m.d.comb += delivered.eq(tracked & read & (ahead == 0))
     return delivered
