@@ -1,6 +1,6 @@
 """Timing diagrams for docs/mxu.md: ``python -m sim.experiments.mxu_waves`` (``--help``).
 
-Simulates a 2x2 MXU (bf16 in, fp32 out, no register stages: latency 7, FIFO depth 8)
+Simulates a 2x2 MXU (bf16 in, fp32 out, no register stages: latency 8, FIFO depth 16)
 with Amaranth's simulator through four scripted scenarios, records the stream handshakes
 every cycle, and writes each as WaveDrom JSON (``docs/mxu-NAME.json``) rendered to SVG with
 the ``wavedrom`` package (``docs/mxu-NAME.svg``). The diagrams are the simulation's, not drawn.
@@ -16,19 +16,25 @@ from amaranth.sim import Simulator
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from hdl.mxu import MXU
 
-#: name -> (caption, w rows, x rows as (label, swap), y.ready per cycle, x held back until cycle, cycles)
-SCENARIOS = {
-    "tile-load": ("Defined start: x waits for the first complete tile, which its first row swaps in",
-                  ["A0", "A1"], [("x0", 0), ("x1", 0)], "1" * 12, {"A0": 2}, 12),
-    "swap": ("B loads into the shadow buffer once A's drain is over; x2's swap waits until B is "
-             "complete; C likewise for x4", ["A0", "A1", "B0", "B1", "C0", "C1"],
-             [("x0", 1), ("x1", 0), ("x2", 1), ("x3", 0), ("x4", 1), ("x5", 0)], "1" * 23, {}, 23),
-    "full-rate": ("Full rate with y always ready: one row per cycle, y latency (7) cycles after x",
-                  ["A0", "A1"], [(f"x{i}", 0) for i in range(8)], "1" * 17, {}, 17),
-    "backpressure": ("y stalled: rows fill the output FIFO; x.ready falls when the 8 credits are "
-                     "taken (a registered count, not y.ready); nothing lost", ["A0", "A1"],
-                     [(f"x{i}", 0) for i in range(12)], "0" * 12 + "1" * 15, {}, 27),
-}
+def scenarios(latency: int, credits: int) -> dict:
+    """name -> (caption, w rows, x rows as (label, swap), y.ready per cycle, x held back until
+    cycle, cycles), for an MXU of ``latency`` and ``credits`` (its ``fifo_depth``)."""
+    full, stalled = 8, credits + 4
+    return {
+        "tile-load": ("Defined start: x waits for the first complete tile, which its first row swaps in",
+                      ["A0", "A1"], [("x0", 0), ("x1", 0)], "1" * (latency + 7), {"A0": 2}, latency + 7),
+        "swap": ("B loads into the shadow buffer once A's drain is over; x2's swap waits until B is "
+                 "complete; C likewise for x4", ["A0", "A1", "B0", "B1", "C0", "C1"],
+                 [("x0", 1), ("x1", 0), ("x2", 1), ("x3", 0), ("x4", 1), ("x5", 0)],
+                 "1" * (latency + 16), {}, latency + 16),
+        "full-rate": (f"Full rate with y always ready: one row per cycle, y latency ({latency}) cycles after x",
+                      ["A0", "A1"], [(f"x{i}", 0) for i in range(full)], "1" * (full + latency + 2), {},
+                      full + latency + 2),
+        "backpressure": (f"y stalled: rows fill the output FIFO; x.ready falls when the {credits} credits are "
+                         "taken (a registered count, not y.ready); nothing lost", ["A0", "A1"],
+                         [(f"x{i}", 0) for i in range(stalled)], "0" * stalled + "1" * (stalled + 3), {},
+                         2 * stalled + 3),
+    }
 
 
 def _wave(values, data=False):
@@ -100,7 +106,9 @@ def main(argv=None) -> int:
     check_output(args.out, "--out", folder=True)
     import wavedrom as renderer
 
-    for name, (caption, w_rows, x_rows, y_ready, w_gaps, cycles) in SCENARIOS.items():
+    mxu = MXU(rows=2, cols=2)
+    mxu._MustUse__silence = True          # only its latency and depth are read here
+    for name, (caption, w_rows, x_rows, y_ready, w_gaps, cycles) in scenarios(mxu.latency, mxu.fifo_depth).items():
         source = json.dumps(wavedrom(caption, simulate(w_rows, x_rows, y_ready, w_gaps, cycles)), indent=1)
         svg = '<?xml version="1.0" encoding="utf-8" ?>\n' + renderer.render(source).tostring()
         write_text(args.out / f"mxu-{name}.json", source + "\n")
