@@ -28,7 +28,7 @@ def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
     assert report["result"] == "proved", report
     assert kind == "fifo" or report["ready_inputs"] == READY_CONTRACT, report["ready_inputs"]
-    covers = 4 if kind == "fifo" else 5 if "acc_depth" in params else 4
+    covers = 5 if "acc_depth" in params else 4
     assert report["covers"]["unreached"] == 0 and report["covers"]["reached"] == covers, report["covers"]
 
 

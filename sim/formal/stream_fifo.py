@@ -101,8 +101,8 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
     ]
     # Invariants: where every row is, and the tracked row's data wherever it is. The stages
     # in the order rows leave them: (valid, data, the fewest cycles a row there has spent).
-    stages = [(fifo.head_valid, fifo.head, 4), (fifo.spare_valid, fifo.spare, 4),
-              (fifo.landing_valid, fifo.landing, 3), (fifo.read_valid, fifo.read_data, 2)]
+    stages = [(fifo.head_valid, fifo.head, latency), (fifo.spare_valid, fifo.spare, latency),
+              (fifo.landing_valid, fifo.landing, latency - 1), (fifo.read_valid, fifo.read_data, latency - 2)]
     in_flight = sum(valid for valid, _, _ in stages)
     in_memory = Signal(range(depth + 1))
     m.d.comb += in_memory.eq(outstanding - in_flight)
