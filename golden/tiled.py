@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import fast
+from .column import accumulator_param
 from .formats import BF16, FP16, FP32, FloatFormat, format_param
 from .multipass import pass_order, split
 from .mxu import _round_flags, matmul_flags
@@ -94,7 +95,7 @@ def input_parts(name: str, a: np.ndarray, in_fmt: FloatFormat, acc_fmt: FloatFor
 
 
 def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = None, out_rounding=None,
-           seed: int = 0, sr_bits=None, fast_path: bool = True) -> Product:
+           seed: int = 0, sr_bits=None, fast_path: bool = True, accumulator=None) -> Product:
     """``x . w`` for ``x`` (M x K) and ``w`` (K x N) bit patterns, as the MXU computes it.
 
     Parameters
@@ -112,8 +113,13 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
     fast_path : bool
         Reduce tiles on float32 where ``golden.fast`` proves it exact (default), else on
         the integer model only. The bits are the same.
+    accumulator : str or ColumnAccumulator, optional
+        How each tile's columns sum their products: ``"fp32"`` (default: every add
+        rounded, RNE) or a column accumulator (``"column:w=W,..."``, docs/semantics.md),
+        which the integer model computes (no float32 path).
     """
     in_fmt, acc_fmt, passes = resolve_precision(precision)
+    accumulator = accumulator_param("accumulator", accumulator)
     x, w = bits_param("x", x, ndim=2), bits_param("w", w, ndim=2)
     if x.shape[1] != w.shape[0]:
         raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but w (K x N) has {w.shape[0]} rows "
@@ -134,10 +140,12 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
     xs, ws = (input_parts(name, a, in_fmt, acc_fmt, passes, fast_path) for name, a in (("x", x), ("w", w)))
 
     def reference(a, b):
-        return matmul_flags(a, b, in_fmt, acc_fmt)
+        return matmul_flags(a, b, in_fmt, acc_fmt, accumulator)
 
     def tile(a, b):
-        return fast.reduce_tile(a, b, in_fmt, acc_fmt, reference) if fast_path else reference(a, b)
+        if fast_path and accumulator is None:
+            return fast.reduce_tile(a, b, in_fmt, acc_fmt, reference)
+        return reference(a, b)
 
     y = flags = None
     for i, j in pass_order(passes):

@@ -1,0 +1,253 @@
+"""The column accumulator: a column's sum as a fixed-point window, rounded once.
+
+The default accumulator (``"fp32"``) rounds every add of a column to ``acc_fmt`` (RNE).
+A :class:`ColumnAccumulator` instead carries a column's partial sum down the array as a
+two's-complement integer ``S`` in a window of ``window`` significand bits under an anchor
+exponent ``E`` (docs/semantics.md, *The column accumulator*):
+
+* a term (an exact product, or at a normalisation point the rounded partial sum) with
+  exponent field ``e`` and significand ``sig`` (``p`` bits) is worth
+  ``floor(+-sig * 2**(window - p - (E - e)))`` window units: bits below the window are
+  truncated (two's complement: toward minus infinity); with ``sticky`` a term or sum that
+  loses nonzero bits has its lowest bit set (round to odd);
+* ``anchor="running"``: ``E`` is the largest exponent seen so far in the column segment
+  (the window moves up, truncating the sum, when a term is larger); ``anchor="bound"``:
+  ``E`` is fixed before the column starts from the row's and the tile's largest exponents;
+* the window never overflows: it has ``headroom(n) = n.bit_length()`` integer bits above
+  its top for ``n`` terms;
+* every ``group`` terms (normalisation points) and at the column's end the window is
+  normalised and rounded to ``acc_fmt`` with RNE, which starts the next segment as its
+  first term.
+
+Specials (NaN, infinities) travel beside the window with the sequential adder's rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bits import unpack
+from .formats import FloatFormat
+from .ops import bit_length, multiply
+from .params import int_param
+from .rounding import Flags, Rounding, round_raw
+
+__all__ = ["ColumnAccumulator", "SEQUENTIAL", "accumulator_param", "headroom", "reduce_column",
+           "WINDOW_RANGE", "MAX_TERMS"]
+
+#: The default accumulator's name: sequential, every add rounded to ``acc_fmt`` (RNE).
+SEQUENTIAL = "fp32"
+#: Allowed window widths (the model's sums are int64: window + headroom + sign <= 63).
+WINDOW_RANGE = (8, 48)
+#: Most terms in one segment (headroom 14 bits: window + 14 + sign <= 63).
+MAX_TERMS = 1 << 13
+ANCHORS = ("running", "bound")
+#: The window the bare name ``column`` gets (docs/numerics.md: it matches sequential fp32's
+#: error at K = 128 on normal data).
+DEFAULT_WINDOW = 28
+
+
+@dataclass(frozen=True)
+class ColumnAccumulator:
+    """A column accumulator's parameters (see the module docstring).
+
+    Parameters
+    ----------
+    window : int
+        Significand bits of the window below and including its anchor bit, 8..48.
+    group : int
+        Terms between normalisation points; 0: only at the column's end.
+    sticky : bool
+        Bits truncated from a term or the sum set its lowest bit (round to odd).
+    anchor : str
+        ``running`` (the largest exponent so far) or ``bound`` (fixed before the column).
+    """
+
+    window: int = DEFAULT_WINDOW
+    group: int = 0
+    sticky: bool = False
+    anchor: str = "running"
+
+    def __post_init__(self):
+        int_param("accumulator window", self.window, *WINDOW_RANGE)
+        int_param("accumulator group", self.group, 0, MAX_TERMS)
+        if not isinstance(self.sticky, bool):
+            raise TypeError(f"accumulator sticky must be True or False, not {self.sticky!r}")
+        if self.anchor not in ANCHORS:
+            raise ValueError(f"accumulator anchor must be one of {', '.join(ANCHORS)}, not {self.anchor!r}")
+
+    def __str__(self):
+        parts = [f"w={self.window}"] + ([f"g={self.group}"] if self.group else []) + \
+            (["sticky"] if self.sticky else []) + (["anchor=bound"] if self.anchor == "bound" else [])
+        return "column:" + ",".join(parts)
+
+    @property
+    def key(self) -> str:
+        """A short name for file and module names: ``colw28``, ``colw28g8sb``."""
+        return (f"colw{self.window}" + (f"g{self.group}" if self.group else "") + ("s" if self.sticky else "")
+                + ("b" if self.anchor == "bound" else ""))
+
+    def check(self, acc_fmt: FloatFormat, product_precision: int) -> None:
+        """A ValueError naming the parameter if the window cannot hold one exact product of
+        ``product_precision`` bits, or ``acc_fmt`` has no infinities."""
+        if self.window < product_precision:
+            raise ValueError(f"accumulator window must be at least the products' {product_precision} significand "
+                             f"bits, not {self.window}")
+        if not acc_fmt.ieee:
+            raise ValueError(f"the column accumulator needs an IEEE-like acc_fmt, not {acc_fmt.name}")
+
+
+def accumulator_param(name: str, value) -> ColumnAccumulator | None:
+    """``value`` as an accumulator: None for the sequential default (None or ``"fp32"``),
+    else a :class:`ColumnAccumulator`, from itself or a string
+    ``column[:w=W][,g=G][,sticky][,anchor=running|bound]``; errors name ``name``."""
+    if value is None or isinstance(value, ColumnAccumulator):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be 'fp32', 'column[:w=W,g=G,sticky,anchor=A]' or a ColumnAccumulator, "
+                        f"not {value!r}")
+    spec = value.strip().lower()
+    if spec == SEQUENTIAL:
+        return None
+    match = re.fullmatch(r"column(?::(.*))?", spec)
+    if not match:
+        raise ValueError(f"{name} {value!r}: use fp32 or column[:w=W,g=G,sticky,anchor=running|bound]")
+    options = {}
+    keys = {"w": "window", "window": "window", "g": "group", "group": "group", "anchor": "anchor"}
+    for item in filter(None, (match[1] or "").split(",")):
+        item = item.strip()
+        if item == "sticky":
+            options["sticky"] = True
+            continue
+        key, _, text = item.partition("=")
+        if key not in keys or not text:
+            raise ValueError(f"{name} {value!r}: unknown option {item!r} (use w=W, g=G, sticky, anchor=A)")
+        options[keys[key]] = text if keys[key] == "anchor" else _integer(name, key, text)
+    try:
+        return ColumnAccumulator(**options)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: {error}") from None
+
+
+def _integer(name, key, text):
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name}: {key} must be an integer, not {text!r}") from None
+
+
+def headroom(terms: int) -> int:
+    """Integer bits above the window's top that ``terms`` terms cannot overflow: each
+    term is below ``2**window`` units in magnitude, so ``terms`` of them below
+    ``2**(window + headroom)``."""
+    return terms.bit_length()
+
+
+class _Window:
+    """The state of many column segments at once: anchor ``E`` (biased exponent field, 0
+    while empty), sum ``S`` (int64 window units), specials and flags."""
+
+    def __init__(self, shape, acc: ColumnAccumulator, fmt: FloatFormat):
+        self.acc, self.fmt = acc, fmt
+        self.exp = np.zeros(shape, np.int32)
+        self.sum = np.zeros(shape, np.int64)
+        self.nan = np.zeros(shape, bool)
+        self.inf = np.zeros(shape, bool)
+        self.inf_sign = np.zeros(shape, bool)
+        self.invalid = np.zeros(shape, bool)
+        self.dropped = np.zeros(shape, bool)      # a truncation lost nonzero bits
+
+    def add(self, terms, anchor=None):
+        """Add ``terms`` (``fmt`` encodings), re-anchoring the window (running) or at ``anchor``."""
+        fmt, acc = self.fmt, self.acc
+        u = unpack(terms, fmt)
+        finite = ~(u.is_inf | u.is_nan)
+        zero = u.is_zero_daz | ~finite
+        exp = np.where(zero, 0, u.exponent)
+        sig = np.where(zero, 0, u.significand).astype(np.int64)
+        new_exp = np.maximum(self.exp, exp) if anchor is None else np.maximum(np.maximum(self.exp, exp), anchor)
+        self.sum = self._shift(self.sum, new_exp - self.exp)
+        self.exp = new_exp
+        # Place the term's significand at the window's top when its exponent is the anchor.
+        left = max(acc.window - fmt.precision, 0)
+        signed = np.where(u.sign == 1, -(sig << left), sig << left)
+        self.sum = self.sum + self._shift(signed, self.exp - exp + max(fmt.precision - acc.window, 0))
+        # Specials as the sequential adder combines them: NaN absorbs, inf - inf is invalid.
+        inf_minus_inf = self.inf & ~self.nan & u.is_inf & (self.inf_sign != (u.sign == 1))
+        self.invalid |= inf_minus_inf
+        self.nan |= u.is_nan | inf_minus_inf
+        self.inf_sign = np.where(u.is_inf & ~self.inf, u.sign == 1, self.inf_sign)
+        self.inf |= u.is_inf
+
+    def _shift(self, value, amount):
+        """``floor(value / 2**amount)``, noting truncated nonzero bits (with ``sticky``
+        they also set the lowest bit)."""
+        amount = np.minimum(amount, 62).astype(np.int64)
+        shifted = value >> amount
+        lost = (value - (shifted << amount)) != 0
+        self.dropped |= lost
+        return shifted | lost if self.acc.sticky else shifted
+
+    def rounded(self):
+        """The window rounded to ``fmt`` (RNE, FTZ; a zero sum is +0), or the special
+        result: ``(bits, flags)``. A finite result is inexact if a truncation lost bits or
+        the rounding does; a special one is exact (invalid where inf - inf met)."""
+        fmt, acc = self.fmt, self.acc
+        negative = self.sum < 0
+        magnitude = np.abs(self.sum).astype(np.uint64)
+        n = bit_length(magnitude)
+        sig = magnitude << (64 - np.maximum(n, 1)).astype(np.uint64)
+        exp = self.exp - fmt.bias - (acc.window - 1) + (n - 1)
+        bits, flags = round_raw(negative.astype(np.uint64), exp.astype(np.int32), sig, 64, fmt,
+                                Rounding.NEAREST_EVEN)
+        zero = magnitude == 0
+        bits = np.where(zero, 0, bits)
+        flags = np.where(zero, 0, flags) | self.dropped.view(np.uint8) * np.uint8(Flags.INEXACT)
+        special = self.inf | self.nan
+        bits = np.where(self.inf, (self.inf_sign.astype(np.uint64) << fmt.sign_shift) | fmt.inf, bits)
+        bits = np.where(self.nan, fmt.canonical_nan, bits)
+        flags = np.where(special, self.invalid.view(np.uint8) * np.uint8(Flags.INVALID), flags)
+        return bits.astype(fmt.dtype), flags.astype(np.uint8)
+
+
+def product_anchor(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:
+    """``anchor="bound"``: per ``(m, n)``, an exponent field no finite product of row ``m``
+    of ``x`` (M x K) and column ``n`` of ``w`` (K x N or M x K x N) exceeds: the row's
+    largest exponent plus the column's largest, plus one for a significand product >= 2."""
+    ux, uw = unpack(x, in_fmt), unpack(w, in_fmt)
+    ex = np.where(ux.is_inf | ux.is_nan | ux.is_zero_daz, -(1 << 20), ux.exponent).max(axis=1)
+    ew = np.where(uw.is_inf | uw.is_nan | uw.is_zero_daz, -(1 << 20), uw.exponent).max(axis=-2)
+    anchor = ex[:, None] + ew - 2 * in_fmt.bias + 1 + acc_fmt.bias
+    return np.clip(anchor, 0, acc_fmt.exp_max_field - 1).astype(np.int32)
+
+
+def reduce_column(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, acc: ColumnAccumulator):
+    """``(y, flags)`` of ``x`` (M x K) and ``w`` (1 x K x N, one tile; or M x K x N, a
+    tile per row) with every column summed by ``acc``: the products ``x[m,k] * w[k,n]``
+    (exact in ``acc_fmt``, the multiplier's flags) in order of ``k``, a normalisation point
+    after every ``acc.group`` of them and at the end."""
+    k_terms = x.shape[1]
+    acc.check(acc_fmt, 2 * in_fmt.precision)
+    group = acc.group or max(k_terms, 1)
+    int_param("terms in one column segment (rows, or the accumulator's group)", min(group, k_terms) + 1,
+              1, MAX_TERMS)
+    shape = (x.shape[0], w.shape[2])
+    anchor = product_anchor(x, w, in_fmt, acc_fmt) if acc.anchor == "bound" else None
+    state, carried = _Window(shape, acc, acc_fmt), None
+    flags = np.zeros(shape, np.uint8)
+    for k in range(k_terms):
+        product, mul_flags = multiply(x[:, k, None], w[:, k, :], in_fmt, acc_fmt)
+        flags |= mul_flags
+        state.add(product, anchor)
+        if (k + 1) % group == 0 or k + 1 == k_terms:
+            carried, point_flags = state.rounded()
+            flags |= point_flags
+            if k + 1 < k_terms:           # the rounded sum starts the next segment
+                state = _Window(shape, acc, acc_fmt)
+                state.add(carried, anchor)
+    if carried is None:
+        carried = np.zeros(shape, acc_fmt.dtype)
+    return carried, flags
