@@ -117,7 +117,10 @@ UNITS = {
         Param("fused_pe", "bool", True, "processing elements whose multiplier hands the adder its raw exact "
               "product (default); --no-fused-pe: the generic multiplier and adder, the same bits"),
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
-              "control fields), m_axis_y_* (default off: w__*, x__*, y__*)")),
+              "control fields), m_axis_y_* (default off: w__*, x__*, y__*)"),
+        Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or column[:w=W][,sticky]: "
+              "a W-bit fixed-point window per column (W 16..48 for bf16, default 28), rounded once at the "
+              "array's edge (docs/semantics.md)")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
@@ -164,6 +167,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append("unfused")
         if component.axi_stream:
             parts.append("axis")
+        if component.accumulator is not None:
+            parts.append(component.accumulator.key)
         return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
@@ -200,9 +205,13 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
+    if "accumulator" in params:         # as golden.column spells it: one design, one manifest
+        params["accumulator"] = "fp32" if component.accumulator is None else str(component.accumulator)
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     facts = {"latency": getattr(component, "latency", 0)}
+    if isinstance(component, MXU):
+        facts["round_stages"] = component.round_stages
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:

@@ -33,13 +33,17 @@ from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
 
+from golden.column import accumulator_param
+
 from .adder import FPAdder
 from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .stochastic_rounder import StochasticRounder
-from .timing import unused
+from .timing import segments, unused
+from .window_adder import check_accumulator
+from .window_rounder import WindowRounder
 from .xorshift import Xorshift32
 
 __all__ = ["MXU"]
@@ -78,10 +82,17 @@ class MXU(wiring.Component):
     axi_stream : bool
         Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
         (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
+    accumulator : str or ColumnAccumulator, optional
+        ``"fp32"`` (default): every processing element rounds its add (RNE). A column
+        accumulator (``"column:w=W[,sticky]"``, golden.column): the elements carry a
+        fixed-point window down each column and one ``WindowRounder`` per column rounds it
+        at the array's edge (``round_stages`` registers, chosen by the pipeline's delay
+        model to be no slower than the elements).
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
-                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False):
+                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
+                 accumulator=None):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
@@ -103,8 +114,13 @@ class MXU(wiring.Component):
         if self.acc_depth == 1 or self.acc_depth & (self.acc_depth - 1):
             raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {self.acc_depth}")
         self.fused_pe = fused_pe
+        self.accumulator = accumulator_param("accumulator", accumulator)
+        if self.accumulator is not None:
+            check_accumulator(self.accumulator, self.in_fmt, self.acc_fmt)
+            if not fused_pe:
+                raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
-                                                           fused_pe)
+                                                           fused_pe, self.accumulator, self.rows)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
@@ -152,8 +168,33 @@ class MXU(wiring.Component):
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * (add_stages + 1) +
-        mul_stages + cols`` (the entry register, skew, processing elements, de-skew)."""
-        return self.rows * self.psum_latency + self.mul_stages + self.cols
+        mul_stages + round_stages + cols`` (the entry register, skew, processing
+        elements, column rounders, de-skew)."""
+        return self.rows * self.psum_latency + self.mul_stages + self.round_stages + self.cols
+
+    @property
+    def round_stages(self) -> int:
+        """Register stages of each column's ``WindowRounder`` (0 without a column
+        accumulator): the fewest whose slowest segment is estimated (``pipeline.Delay``)
+        no slower than the processing element's."""
+        if self.accumulator is None:
+            return 0
+        if not hasattr(self, "_round_stages"):
+            pe = self.processing_element()
+            unused(pe)
+            worst = max(d.cost for d in segments(pe))
+            probe = WindowRounder(**self._window_args())
+            unused(probe)
+            for stages in range(probe.max_stages + 1):
+                rounder = WindowRounder(**self._window_args(), stages=stages)
+                unused(rounder)
+                if max(d.cost for d in rounder.segments) <= worst:
+                    break
+            self._round_stages = stages
+        return self._round_stages
+
+    def _window_args(self) -> dict:
+        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator, "terms": self.rows}
 
     @property
     def latency(self) -> int:
@@ -294,15 +335,20 @@ class MXU(wiring.Component):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
-                             pe.psum_in.eq(above.psum_out if above else 0),
+                             pe.psum_in.eq(above.psum_out if above else 0),       # +0, or the empty window
                              pe.flags_in.eq(above.flags_out if above else 0),
                              pe.w_we.eq(w_writes[k][j].we & (w_writes[k][j].row == k)),
                              pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
                 x, sel = pe.x_out, pe.sel_out
-        # De-skew: column j waits cols - 1 - j cycles.
+        # De-skew: column j waits cols - 1 - j cycles (after its rounder, with a column accumulator).
         psums, col_flags = [], []
         for j in range(n_cols):
             out, flags = pes[-1][j].psum_out, pes[-1][j].flags_out
+            if self.accumulator is not None:
+                m.submodules[f"col_round{j}"] = rounder = WindowRounder(**self._window_args(),
+                                                                         stages=self.round_stages)
+                m.d.comb += [rounder.a.eq(out), rounder.flags_in.eq(flags), rounder.valid_in.eq(1)]
+                out, flags = rounder.result, rounder.flags
             for d in range(n_cols - 1 - j):
                 r, f = Signal(self.acc_fmt.width, name=f"deskew{j}_{d}"), Signal(5, name=f"deskew{j}_{d}_flags")
                 m.d.sync += [r.eq(out), f.eq(flags)]
@@ -351,7 +397,8 @@ class MXU(wiring.Component):
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
         return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                 add_stages=self.add_stages, fused=self.fused_pe)
+                                 add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulator,
+                                 terms=self.rows)
 
     def instance_processing_elements(self, module: str, reset: bool) -> None:
         """Elaborate each processing element as an instance of the Verilog module ``module``

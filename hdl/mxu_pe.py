@@ -13,24 +13,33 @@ from .multiplier import FPMultiplier
 from .params import check_exact_products, format_param, int_param
 from .product import ExactProduct
 from .product_adder import ProductAdder
+from .window_adder import WindowAdder
 
 __all__ = ["ProcessingElement", "check_pe_stages", "pe_units"]
 
 
-def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0):
+def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0, accumulator=None,
+             terms: int = 1):
     """``(multiplier, adder)`` of a processing element: ``ExactProduct`` and ``ProductAdder``
-    (``fused``), or ``FPMultiplier`` and ``FPAdder``."""
+    (``fused``), or ``FPMultiplier`` and ``FPAdder``; with a column ``accumulator``,
+    ``ExactProduct`` and ``WindowAdder`` (a window of up to ``terms`` products)."""
+    if accumulator is not None:
+        if not fused:
+            raise ValueError("a column accumulator needs fused processing elements (fused_pe=True)")
+        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages),
+                WindowAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=accumulator, terms=terms, stages=add_stages))
     if fused:
         return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages),
                 ProductAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=add_stages))
     return FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages), FPAdder(fmt=acc_fmt, stages=add_stages)
 
 
-def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool = True) -> tuple[int, int]:
+def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool = True, accumulator=None,
+                    terms: int = 1) -> tuple[int, int]:
     """``(mul_stages, add_stages)``, each checked against its unit's ``max_stages`` (a
     ValueError naming the parameter, before any processing element is built)."""
     from .timing import unused
-    mul, add = pe_units(in_fmt, acc_fmt, fused)
+    mul, add = pe_units(in_fmt, acc_fmt, fused, accumulator=accumulator, terms=terms)
     unused(mul, add)
     return (int_param("mul_stages", mul_stages, 0, mul.max_stages),
             int_param("add_stages", add_stages, 0, add.max_stages))
@@ -58,21 +67,29 @@ class ProcessingElement(wiring.Component):
     (``ExactProduct`` into ``ProductAdder``): no rounder in the multiplier, no unpacking in
     the adder, registers without reset; the same bits as ``fused=False``, the generic
     ``FPMultiplier`` into ``FPAdder`` (proven: ``python -m sim.formal pe``).
+
+    With a column ``accumulator`` (``golden.column.ColumnAccumulator``) the adder is a
+    ``WindowAdder``: the partial sum is a window of up to ``terms`` products
+    (``window_layout``), rounded once at the column's end, and the add raises only invalid.
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
+                 terms=1):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         self.fused = check_fused(fused)
         check_exact_products(self.in_fmt, self.acc_fmt)
-        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, fused)
-        self.mul, self.add = pe_units(self.in_fmt, self.acc_fmt, fused, mul_stages, add_stages)
+        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, fused,
+                                                 accumulator, terms)
+        self.mul, self.add = pe_units(self.in_fmt, self.acc_fmt, fused, mul_stages, add_stages, accumulator, terms)
+        self.accumulator = accumulator
         self.add_stages = add_stages
         w = self.in_fmt.width
+        psum = self.add.result.shape()
         super().__init__({
-            "x_in": In(w), "sel_in": In(1), "psum_in": In(self.acc_fmt.width),
+            "x_in": In(w), "sel_in": In(1), "psum_in": In(psum),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
-            "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(self.acc_fmt.width),
+            "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(psum),
             "flags_out": Out(5),
         })
 
@@ -100,10 +117,10 @@ class ProcessingElement(wiring.Component):
             delayed = Signal(5, name=f"flags_d{i}", **plain)
             m.d.sync += delayed.eq(flags)
             flags = delayed
-        outputs = [(self.x_out, self.x_in), (self.sel_out, self.sel_in), (self.psum_out, add.result),
-                   (self.flags_out, flags | add.flags)]
-        for port, value in outputs:
-            reg = Signal.like(port, name=f"{port.name}_r", **plain) if self.fused else port
+        outputs = {"x_out": self.x_in, "sel_out": self.sel_in, "psum_out": add.result, "flags_out": flags | add.flags}
+        for name, value in outputs.items():
+            port = getattr(self, name)
+            reg = Signal(port.shape(), name=f"{name}_r", **plain) if self.fused else port
             m.d.sync += reg.eq(value)
             if reg is not port:
                 m.d.comb += port.eq(reg)

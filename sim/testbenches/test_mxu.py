@@ -41,8 +41,9 @@ class Setup:
         self.out_fmt = self.acc_fmt if self.out_rounding is None else self.in_fmt
         self.addr_width = max(self.depth - 1, 0).bit_length()
         self.seed = int(cfg.rng(1).integers(0, 2 ** 32)) if "seed" in cfg.ports else None
+        self.accumulator = p.get("accumulator")
         # Accepted to leaving the array (the flags), the datasheet's formula.
-        self.array_latency = self.k * (p["add_stages"] + 1) + p["mul_stages"] + self.n
+        self.array_latency = self.k * (p["add_stages"] + 1) + p["mul_stages"] + cfg.manifest["round_stages"] + self.n
 
     def x_word(self, row, swap=0, addr=0, first=1, last=1):
         """The ``x`` payload: ``data``, then ``swap``, then ``addr``, ``first``, ``last``."""
@@ -57,7 +58,7 @@ class Setup:
         """``golden.mxu.stream`` for this configuration."""
         return stream(xs, tiles, swaps, control=control, in_fmt=self.in_fmt, acc_fmt=self.acc_fmt,
                       convert_inputs=self.convert_inputs, out_rounding=self.out_rounding, seed=self.seed or 0,
-                      sr_bits=self.sr_bits, acc_depth=self.depth)
+                      sr_bits=self.sr_bits, acc_depth=self.depth, accumulator=self.accumulator)
 
     async def reset(self, dut):
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())

@@ -1,0 +1,153 @@
+"""``WindowAdder``: a column accumulator's step, ``window + exact product -> window``."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data
+
+from golden.column import ColumnAccumulator, headroom
+from golden.formats import BF16, FP32, FloatFormat
+
+from .adder import _halves, _shift_steps
+from .params import check_exact_products, format_param, int_param
+from .pipeline import Delay
+from .product import raw_product_layout
+from .unit import ArithmeticUnit
+
+__all__ = ["WindowAdder", "window_layout", "check_accumulator"]
+
+
+def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> data.StructLayout:
+    """A column's partial sum as it travels down the array (golden.column): ``sum`` (two's
+    complement window units, ``window + headroom(terms)`` bits and a sign), ``exp`` (the
+    anchor: the biased exponent of the window's top bit, 0 while empty), ``dropped`` (a
+    truncation lost nonzero bits), and the specials ``nan``, ``inf``, ``inf_sign``. All
+    zeros is the empty window."""
+    return data.StructLayout({"sum": signed(acc.window + headroom(terms) + 1), "exp": unsigned(acc_fmt.exp_bits),
+                              "dropped": 1, "nan": 1, "inf": 1, "inf_sign": 1})
+
+
+def check_accumulator(acc, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> ColumnAccumulator:
+    """``acc`` if the hardware builds it (a running anchor, no normalisation points) for
+    these formats, else a ValueError naming the parameter."""
+    if not isinstance(acc, ColumnAccumulator):
+        raise TypeError(f"accumulator must be a golden.column.ColumnAccumulator, not {acc!r}")
+    acc.check(acc_fmt, 2 * in_fmt.precision)
+    if acc.anchor != "running":
+        raise ValueError(f"accumulator anchor={acc.anchor}: the hardware has the running anchor only "
+                         "(the bound anchor is modelled in golden.column)")
+    if acc.group:
+        raise ValueError(f"accumulator g={acc.group}: the hardware normalises once, at the column's end "
+                         "(normalisation points are modelled in golden.column); use g=0")
+    return acc
+
+
+class WindowAdder(ArithmeticUnit):
+    """``a + b``: a column accumulator's window ``a`` (``window_layout``) plus an exact
+    product ``b`` (``raw_product_layout``), bit for bit ``golden.column``'s step.
+
+    The anchor moves to the product's exponent when that is larger (the window is shifted
+    right by the difference, truncating toward minus infinity), else the product is
+    shifted right into the window; one two's-complement add. No normaliser, no rounder:
+    ``WindowRounder`` rounds the column's sum once.
+
+    Parameters (keyword-only)
+    -------------------------
+    in_fmt, acc_fmt : FloatFormat or str
+        The products' operand format and the format of their exponent (and of the sum).
+    accumulator : ColumnAccumulator
+        Window width and the sticky option (``check_accumulator``).
+    terms : int
+        Most terms (products) one window sums, 1..8192: sets the headroom.
+    stages : int
+        Register stages, 0..``max_stages``, at the cut points: exponents compared, the two
+        alignment shifters' halves, the sum, the output, the input.
+
+    Ports: in ``a`` (window), ``b`` (raw product), ``valid_in``; out ``result`` (window),
+    ``flags`` (invalid where inf - inf met), ``valid_out``.
+    """
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.acc_fmt = format_param("acc_fmt", acc_fmt)
+        check_exact_products(self.in_fmt, self.acc_fmt)
+        self.accumulator = check_accumulator(accumulator, self.in_fmt, self.acc_fmt)
+        self.terms = int_param("terms", terms, 1, 1 << 13)
+        self.layout = window_layout(self.acc_fmt, self.accumulator, self.terms)
+        super().__init__(operands={"a": self.layout, "b": raw_product_layout(self.in_fmt, self.acc_fmt)},
+                         result_width=self.layout, rand_bits=None, stages=stages, cuts=self._cuts(),
+                         reset_less=True)
+
+    @property
+    def _sum_width(self) -> int:
+        return self.layout["sum"].shape.width
+
+    def _amount_bits(self) -> tuple[int, int]:
+        """Shift amount widths: the product's (up to ``window``: all of it gone) and the
+        sum's (up to its width)."""
+        return self.accumulator.window.bit_length(), self._sum_width.bit_length()
+
+    def _cuts(self):
+        e, w, n = self.acc_fmt.exp_bits, self._sum_width, max(self._amount_bits())
+        return [("input", Delay()),
+                ("compared", Delay(1, e + 1)),           # the exponent difference and its sign
+                ("align_hi", Delay(2 + (n + 1) // 2)),  # amount select and clamp, upper shift steps
+                ("aligned", Delay(n // 2 + 1)),          # lower steps, the sticky ORs
+                ("summed", Delay(1, w)),                 # one two's-complement add
+                ("output", Delay(1))]
+
+    def elaborate(self, platform):
+        m = Module()
+        cut, acc = self._stages.cut, self.accumulator
+        fe = self.acc_fmt.exp_bits
+        v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in)
+        a, b = self.layout(v["a"]), raw_product_layout(self.in_fmt, self.acc_fmt)(v["b"])
+        ordinary = ~(b.zero | b.inf | b.nan)
+        # A product that is zero or special has no exponent: it never moves the anchor.
+        exp_p = b.exponent & ordinary.replicate(fe)
+        diff = Signal(signed(fe + 1))
+        m.d.comb += diff.eq(a.exp - exp_p)
+        inf_minus_inf = a.inf & ~a.nan & b.inf & (a.inf_sign != b.sign)
+        specials = {"nan": a.nan | b.nan | inf_minus_inf, "inf": a.inf | b.inf,
+                    "inf_sign": Mux(b.inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
+        v = cut(m, "compared", diff=diff, exp_p=exp_p, exp_a=a.exp, sum=a.sum, dropped=a.dropped,
+                sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1), negative=b.sign & ordinary,
+                **specials, valid=v["valid"])
+        side = {k: v[k] for k in (*specials, "negative", "valid")}
+
+        # Exactly one of the two moves: the window (the product is larger) or the product.
+        larger = v["diff"][-1]
+        p_bits, s_bits = self._amount_bits()
+        gap_p, gap_s = v["diff"], -v["diff"]
+        amount_p = Mux(larger | (gap_p > acc.window), Mux(larger, 0, acc.window), gap_p)[:p_bits]
+        amount_s = Mux(~larger, 0, Mux(gap_s > self._sum_width, self._sum_width, gap_s))[:s_bits]
+        # The product's significand at the window's top, then shifted down by its gap.
+        term = Cat(Const(0, acc.window - len(v["sig"])), v["sig"])
+        hi_p, lo_p = _halves(p_bits)
+        hi_s, lo_s = _halves(s_bits)
+        term, lost_p = _shift_steps(term, amount_p, hi_p, sticky=Const(0, 1))
+        total, lost_s = _shift_steps(v["sum"], amount_s, hi_s, sticky=Const(0, 1))
+        v = cut(m, "align_hi", term=term, lost_p=lost_p, amount_p=amount_p, total=total, lost_s=lost_s,
+                amount_s=amount_s, exp=Mux(larger, v["exp_p"], v["exp_a"]), dropped=v["dropped"], **side)
+        side = {k: v[k] for k in (*side, "exp")}
+        term, lost_p = _shift_steps(v["term"], v["amount_p"], lo_p, sticky=v["lost_p"])
+        total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s, sticky=v["lost_s"])
+        if acc.sticky:                 # round to odd: what was lost sets the lowest bit
+            term, total = term | lost_p, total | lost_s
+        v = cut(m, "aligned", term=term, total=total, dropped=v["dropped"] | lost_p | lost_s,
+                # floor(-t) = ~t + 1 - lost; with sticky, -(t | lost) = ~(t | lost) + 1
+                carry=v["negative"] & (Const(1, 1) if acc.sticky else ~lost_p), **side)
+        side = {k: v[k] for k in side}
+
+        summed = Signal(signed(self._sum_width))
+        negative = v["negative"].replicate(self._sum_width)
+        m.d.comb += summed.eq(v["total"] + (Cat(v["term"], Const(0, self._sum_width - acc.window)) ^ negative)
+                              + v["carry"])
+        v = cut(m, "summed", sum=summed, dropped=v["dropped"], **side)
+        result = Signal(self.layout)
+        m.d.comb += [result.sum.eq(v["sum"]), result.exp.eq(v["exp"]), result.dropped.eq(v["dropped"]),
+                     result.nan.eq(v["nan"]), result.inf.eq(v["inf"]), result.inf_sign.eq(v["inf_sign"])]
+        out = cut(m, "output", result=result, flags=Cat(Const(0, 4), v["invalid"]), valid=v["valid"])
+        m.d.comb += [self.result.eq(out["result"]), self.flags.eq(out["flags"]), self.valid_out.eq(out["valid"])]
+        return m
+
