@@ -157,6 +157,7 @@ def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt:
     (``convert_inputs``) raises no flags. ``accumulator``: as :func:`matmul`'s.
     """
     accumulator = accumulator_param("accumulator", accumulator)
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     x = np.asarray(x)
     swap = np.asarray(swap, bool).copy()
     if len(swap) != len(x):

@@ -180,7 +180,7 @@ class MXU(wiring.Component):
         if self.accumulator is None:
             return 0
         if not hasattr(self, "_round_stages"):
-            pe = self.processing_element()
+            pe = MXU.processing_element(self)       # the real element, also where a subclass abstracts it
             unused(pe)
             worst = max(d.cost for d in segments(pe))
             probe = WindowRounder(**self._window_args())
@@ -345,8 +345,7 @@ class MXU(wiring.Component):
         for j in range(n_cols):
             out, flags = pes[-1][j].psum_out, pes[-1][j].flags_out
             if self.accumulator is not None:
-                m.submodules[f"col_round{j}"] = rounder = WindowRounder(**self._window_args(),
-                                                                         stages=self.round_stages)
+                m.submodules[f"col_round{j}"] = rounder = self.column_rounder()
                 m.d.comb += [rounder.a.eq(out), rounder.flags_in.eq(flags), rounder.valid_in.eq(1)]
                 out, flags = rounder.result, rounder.flags
             for d in range(n_cols - 1 - j):
@@ -447,6 +446,10 @@ class MXU(wiring.Component):
                 stage.append(reg)
             writes.append(stage)
         return writes
+
+    def column_rounder(self):
+        """One column's ``WindowRounder`` (with a column accumulator), unelaborated."""
+        return WindowRounder(**self._window_args(), stages=self.round_stages)
 
     def accumulator_adder(self):
         """One column's accumulator adder (``acc_fmt``, RNE, combinational), unelaborated."""

@@ -83,15 +83,15 @@ class WindowAdder(ArithmeticUnit):
         return self.layout["sum"].shape.width
 
     def _amount_bits(self) -> tuple[int, int]:
-        """Shift amount widths: the product's (up to ``window``: all of it gone) and the
-        sum's (up to its width)."""
+        """Shift amount widths: ``k`` with ``2**k - 1`` at least the product's window
+        width and the sum's width (a shift by that much leaves nothing, or only sign bits)."""
         return self.accumulator.window.bit_length(), self._sum_width.bit_length()
 
     def _cuts(self):
         e, w, n = self.acc_fmt.exp_bits, self._sum_width, max(self._amount_bits())
         return [("input", Delay()),
-                ("compared", Delay(1, e + 1)),           # the exponent difference and its sign
-                ("align_hi", Delay(2 + (n + 1) // 2)),  # amount select and clamp, upper shift steps
+                ("compared", Delay(1, e + 1)),           # both exponent differences, saturated
+                ("align_hi", Delay((n + 1) // 2 + 1)),  # upper shift steps, their sticky ORs
                 ("aligned", Delay(n // 2 + 1)),          # lower steps, the sticky ORs
                 ("summed", Delay(1, w)),                 # one two's-complement add
                 ("output", Delay(1))]
@@ -105,22 +105,25 @@ class WindowAdder(ArithmeticUnit):
         ordinary = ~(b.zero | b.inf | b.nan)
         # A product that is zero or special has no exponent: it never moves the anchor.
         exp_p = b.exponent & ordinary.replicate(fe)
-        diff = Signal(signed(fe + 1))
-        m.d.comb += diff.eq(a.exp - exp_p)
+        # Both exponent differences at once (the one that is not negative is the shift), each
+        # shift amount saturated by an OR of its upper bits rather than compared: a shift by
+        # 2**k - 1 >= the value's width empties it as well as any larger one.
+        p_bits, s_bits = self._amount_bits()
+        gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
+        m.d.comb += [gap_p.eq(a.exp - exp_p), gap_s.eq(exp_p - a.exp)]
+        larger = gap_p[-1]                    # the product's exponent is the larger
+        amount_p, amount_s = Signal(p_bits), Signal(s_bits)
+        m.d.comb += [amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits)),
+                     amount_s.eq((gap_s[:s_bits] | gap_s[s_bits:].any().replicate(s_bits)) & larger.replicate(s_bits))]
         inf_minus_inf = a.inf & ~a.nan & b.inf & (a.inf_sign != b.sign)
         specials = {"nan": a.nan | b.nan | inf_minus_inf, "inf": a.inf | b.inf,
                     "inf_sign": Mux(b.inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
-        v = cut(m, "compared", diff=diff, exp_p=exp_p, exp_a=a.exp, sum=a.sum, dropped=a.dropped,
-                sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1), negative=b.sign & ordinary,
-                **specials, valid=v["valid"])
-        side = {k: v[k] for k in (*specials, "negative", "valid")}
+        v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, a.exp), sum=a.sum,
+                dropped=a.dropped, sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1),
+                negative=b.sign & ordinary, **specials, valid=v["valid"])
+        side = {k: v[k] for k in (*specials, "negative", "valid", "exp")}
+        amount_p, amount_s = v["amount_p"], v["amount_s"]
 
-        # Exactly one of the two moves: the window (the product is larger) or the product.
-        larger = v["diff"][-1]
-        p_bits, s_bits = self._amount_bits()
-        gap_p, gap_s = v["diff"], -v["diff"]
-        amount_p = Mux(larger | (gap_p > acc.window), Mux(larger, 0, acc.window), gap_p)[:p_bits]
-        amount_s = Mux(~larger, 0, Mux(gap_s > self._sum_width, self._sum_width, gap_s))[:s_bits]
         # The product's significand at the window's top, then shifted down by its gap.
         term = Cat(Const(0, acc.window - len(v["sig"])), v["sig"])
         hi_p, lo_p = _halves(p_bits)
@@ -128,8 +131,8 @@ class WindowAdder(ArithmeticUnit):
         term, lost_p = _shift_steps(term, amount_p, hi_p, sticky=Const(0, 1))
         total, lost_s = _shift_steps(v["sum"], amount_s, hi_s, sticky=Const(0, 1))
         v = cut(m, "align_hi", term=term, lost_p=lost_p, amount_p=amount_p, total=total, lost_s=lost_s,
-                amount_s=amount_s, exp=Mux(larger, v["exp_p"], v["exp_a"]), dropped=v["dropped"], **side)
-        side = {k: v[k] for k in (*side, "exp")}
+                amount_s=amount_s, dropped=v["dropped"], **side)
+        side = {k: v[k] for k in side}
         term, lost_p = _shift_steps(v["term"], v["amount_p"], lo_p, sticky=v["lost_p"])
         total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s, sticky=v["lost_s"])
         if acc.sticky:                 # round to odd: what was lost sets the lowest bit

@@ -42,7 +42,11 @@ UNITS = {
     "pe_fused_nosr": ("MXU PE, fused, no inferred sync resets", None),
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
+    **{f"pe_colw{w}": (f"MXU PE, column accumulator, W={w}", None) for w in (16, 20, 24, 26, 28, 32)},
+    **{f"colround_w{w}": (f"column rounder, W={w}", None) for w in (24, 26, 28)},
 }
+#: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).
+COLUMN_TERMS = 16
 #: Width of the ``fabric_add`` reference: the fp32 adder's significand sum.
 FABRIC_ADD_WIDTH = 28
 #: Kinds that are no unit of the library but references on the same part: the bare multiplies
@@ -54,15 +58,18 @@ PLAN = {
              ("mul_exact", 0), ("mul_rne", 0), ("add", 0), ("sr", 0), ("pe", (0, 0)),
              ("add", 3), ("sr", 1), ("mul_rne", 2), ("pe", (1, 1)), ("add", 10), ("pe", (6, 10)), ("pe", (9, 9)),
              ("pe_fused", (4, 10)), ("pe_fused", (4, 7)), ("pe_fused", (4, 5)), ("pe_fused", (4, 8)),
-             ("pe_fused", (4, 6)), ("pe_fused", (3, 7)), ("pe_fused_nosr", (4, 6)), ("pe_fused_nosr", (4, 5))],
+             ("pe_fused", (4, 6)), ("pe_fused", (3, 7)), ("pe_fused_nosr", (4, 6)), ("pe_fused_nosr", (4, 5)),
+             ("pe_colw24", (4, 4)), ("pe_colw26", (4, 4)), ("pe_colw28", (4, 4)), ("pe_colw32", (4, 4)),
+             ("pe_colw16", (4, 4)), ("pe_colw20", (4, 4)), ("pe_colw26", (4, 3)), ("pe_colw26", (4, 5)),
+             ("colround_w26", 3), ("colround_w26", 5), ("colround_w24", 5), ("colround_w28", 5)],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
                                       "float", "params", "mxu_pe", "product", "product_adder",
-                                      "xorshift")),
-            "golden/formats.py", "synth/pnr.py", "synth/significand.py"]
+                                      "xorshift", "window_adder", "window_rounder")),
+            "golden/formats.py", "golden/column.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
            "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
 
@@ -78,6 +85,15 @@ def component(kind: str, stages):
         return SignificandMultiplier(width=8), "sigmul_8x8"
     if kind == "fabric_add":
         return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
+    if kind.startswith(("pe_colw", "colround_w")):
+        from golden.column import ColumnAccumulator
+        from hdl.window_rounder import WindowRounder
+        window = ColumnAccumulator(window=int(kind.rsplit("w", 1)[1]))
+        if kind.startswith("colround"):
+            return (WindowRounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
+                    f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
+        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS)
+        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}"
     if kind.startswith("pe"):
         fused = kind.startswith("pe_fused")
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], fused=fused)

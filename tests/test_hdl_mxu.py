@@ -17,6 +17,11 @@ SIZES = [
     dict(rows=4, cols=4, add_stages=1, out_rounding="rne", acc_depth=8),
     dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, out_rounding="sr", sr_bits=8,
          acc_depth=16),
+    # The column accumulator: a narrow sticky window, pipelined, accumulators and output rounding;
+    # fp8 products in an 8-bit window.
+    dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky", acc_depth=4,
+         out_rounding="rne"),
+    dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8", acc_depth=2),
 ]
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]

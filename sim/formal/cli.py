@@ -73,6 +73,8 @@ def _stream_parsers(sub) -> None:
     p.add_argument("--in-fmt", default="fp8_e4m3", help="input format: only its width matters, the "
                    "products are abstracted to row tags (default fp8_e4m3)")
     p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
+    p.add_argument("--accumulator", default="fp32", help="fp32 (default) or column[:w=W][,sticky]: the column "
+                   "accumulator's elements and column rounders (their registers; the sums are tags as well)")
     p.add_argument("--mutant", choices=MXU_MUTANTS, default=None, help="test only: a planted bug")
     for p in (sub.choices["fifo"], sub.choices["mxu"]):
         p.add_argument("--k", type=int, default=None, help="induction depth (default: latency + drain cycles + 3; fifo 8)")
@@ -90,6 +92,8 @@ def _main_stream(args) -> int:
         params = {n: getattr(args, n) for n in ("rows", "cols", "mul_stages", "add_stages", "in_fmt", "acc_fmt")}
         if args.acc_depth:
             params["acc_depth"] = args.acc_depth
+        if args.accumulator != "fp32":
+            params["accumulator"] = args.accumulator
     report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")

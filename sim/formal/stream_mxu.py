@@ -13,6 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.mxu import MXU
 from hdl.timing import unused
+from hdl.window_adder import window_layout
 
 from .stream_fifo import track_fifo
 
@@ -41,10 +42,31 @@ class _TagUnit(wiring.Component):
         return m
 
 
+class _TagRounder(wiring.Component):
+    """A column rounder abstracted: ``result`` is the window's low bits (the tag the
+    elements built), ``flags`` is ``flags_in``, both ``stages`` registers later."""
+
+    def __init__(self, in_width: int, out_width: int, stages: int):
+        self.stages = stages
+        super().__init__({"a": In(in_width), "flags_in": In(5), "valid_in": In(1),
+                          "result": Out(out_width), "flags": Out(5)})
+
+    def elaborate(self, platform):
+        m = Module()
+        value, flags = self.a[:len(self.result)], self.flags_in
+        for i in range(self.stages):
+            r, f = Signal.like(self.result, name=f"tag_round{i}"), Signal(5, name=f"tag_round{i}_flags")
+            m.d.sync += [r.eq(value), f.eq(flags)]
+            value, flags = r, f
+        m.d.comb += [self.result.eq(value), self.flags.eq(flags)]
+        return m
+
+
 class TagMXU(MXU):
     """``MXU`` whose processing elements carry tags instead of products: column ``j``'s
     output is the XOR of ``x[k] XOR w[k][j]`` over the rows ``k``, so it names the row, the
-    column and the tile; the accumulator adders XOR too, so a sum names its rows. Everything else (controller, weight buffers and their writes,
+    column and the tile; the accumulator adders XOR too, so a sum names its rows (with a
+    column accumulator, the column rounders pass the tag through their registers). Everything else (controller, weight buffers and their writes,
     credits, entry, skew, de-skew, row tags, output FIFO) is the MXU's own. Sound for the
     stream properties because no control decision looks at a data value."""
 
@@ -57,6 +79,10 @@ class TagMXU(MXU):
 
     def accumulator_adder(self):
         return _TagUnit(self.acc_fmt.width, self.acc_fmt.width, 0, flags=True, name="tag_acc")
+
+    def column_rounder(self):
+        window = window_layout(self.acc_fmt, self.accumulator, self.rows).size
+        return _TagRounder(window, self.acc_fmt.width, self.round_stages)
 
 
 #: Planted bugs of the MXU (test only): name -> what it breaks.
