@@ -215,12 +215,13 @@ class _Window:
 
 def product_anchor(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:
     """``anchor="bound"``: per ``(m, n)``, an exponent field no finite product of row ``m``
-    of ``x`` (M x K) and column ``n`` of ``w`` (K x N or M x K x N) exceeds: the row's
-    largest exponent plus the column's largest, plus one for a significand product >= 2."""
-    ux, uw = unpack(x, in_fmt), unpack(w, in_fmt)
-    ex = np.where(ux.is_inf | ux.is_nan | ux.is_zero_daz, -(1 << 20), ux.exponent).max(axis=1)
-    ew = np.where(uw.is_inf | uw.is_nan | uw.is_zero_daz, -(1 << 20), uw.exponent).max(axis=-2)
-    anchor = ex[:, None] + ew - 2 * in_fmt.bias + 1 + acc_fmt.bias
+    of ``x`` (M x K) and column ``n`` of ``w`` (K x N or M x K x N) exceeds: the largest
+    exponent field of the row's finite nonzero values (0 if none) plus the column's, minus
+    twice the input bias, plus one (a significand product can reach 2) and the
+    accumulation bias, clipped to ``0..2**exp_bits - 2``."""
+    def largest(u, axis):
+        return np.where(u.is_inf | u.is_nan | u.is_zero_daz, 0, u.exponent).max(axis=axis)
+    anchor = largest(unpack(x, in_fmt), 1)[:, None] + largest(unpack(w, in_fmt), -2) - 2 * in_fmt.bias + 1 + acc_fmt.bias
     return np.clip(anchor, 0, acc_fmt.exp_max_field - 1).astype(np.int32)
 
 

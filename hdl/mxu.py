@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, unsigned
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, Value, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -36,9 +36,11 @@ from golden.rounding import Rounding
 from golden.column import accumulator_param
 
 from .adder import FPAdder
+from .float import FloatLayout
 from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
+from .rounder import signed_width
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .stochastic_rounder import StochasticRounder
 from .timing import segments, unused
@@ -309,6 +311,8 @@ class MXU(wiring.Component):
         w_row = self._converted(m, w_in.payload, "w")
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
+        if self._bound_anchor:
+            self._tile_bounds = self._column_exponent_bounds(m, w_take, load_row, active, w_row)
         self.internals.w_writes = w_writes
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
@@ -316,12 +320,88 @@ class MXU(wiring.Component):
                                        drain=drain, w_open=w_open)
         return x_row, x_sel, w_writes
 
+    @property
+    def _bound_anchor(self) -> bool:
+        return self.accumulator is not None and self.accumulator.anchor == "bound"
+
+    def _exponent_field(self, value):
+        """``value``'s exponent field if it is finite and nonzero (after DAZ), else 0."""
+        u = FloatLayout(self.in_fmt)(value)
+        ordinary = ~(u.is_zero_daz | u.is_inf | u.is_nan)
+        return u.exponent & ordinary.replicate(self.in_fmt.exp_bits)
+
+    def _column_exponent_bounds(self, m, w_take, load_row, active, w_row):
+        """Per weight buffer and column, the largest exponent field of the tile's column
+        (``_exponent_field``), kept while the tile is loaded into the shadow buffer:
+        ``bounds[buf][j]``."""
+        bounds = [[Signal(self.in_fmt.exp_bits, name=f"tile_bound{b}_{j}") for j in range(self.cols)]
+                  for b in (0, 1)]
+        for j, value in enumerate(w_row):
+            e = Signal(self.in_fmt.exp_bits, name=f"w_exp{j}")
+            m.d.comb += e.eq(self._exponent_field(value))
+            for b in (0, 1):
+                with m.If(w_take & (active != b)):          # buffer b is the shadow
+                    m.d.sync += bounds[b][j].eq(Mux((load_row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
+        return bounds
+
+    def _column_anchors(self, m, entered, pes):
+        """With a bound anchor, each column's window at the top of the array: ``exp`` is
+        the anchor of golden.column's ``bound``: the row's largest exponent field (a
+        tree over the values after the entry register, pipelined into the multiplier's
+        stages) plus the tile column's (read when the row reaches the column, as its
+        weights are), minus twice the input bias, plus one and ``acc_fmt``'s bias, clipped.
+        The window arrives with the element's product, ``mul_stages`` cycles after ``x``.
+        Returns one psum input per column."""
+        fi, fa = self.in_fmt, self.acc_fmt
+        level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
+        m.d.comb += [e.eq(self._exponent_field(x)) for e, x in zip(level, entered)]
+        depth = max(len(level) - 1, 0).bit_length()
+        tree_regs = min(depth, max(self.mul_stages - 1, 0))
+        # A register after the levels that split the tree evenly among tree_regs stages.
+        registered = {round((i + 1) * depth / tree_regs) for i in range(tree_regs)} if tree_regs else set()
+        for d in range(1, depth + 1):
+            level = [Mux(a > b, a, b) for a, b in zip(level[0::2], level[1::2])] + level[len(level) & ~1:]
+            if d in registered:
+                regs = [Signal(fi.exp_bits, name=f"row_max{d}_{i}") for i in range(len(level))]
+                m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
+                level = regs
+        row_max = level[0]
+        anchored = max(self.mul_stages, 1) - 1      # cycles after x reaches the column to the anchor's add
+        anchors = []
+        for j in range(self.cols):
+            bound = self._delayed(m, Mux(pes[0][j].sel_in, self._tile_bounds[1][j], self._tile_bounds[0][j]),
+                                  anchored, f"col_bound{j}")
+            # row_max is tree_regs cycles behind the entry: delay it to column j's add.
+            row_max_j = self._delayed(m, row_max, j + anchored - tree_regs, f"row_bound{j}")
+            offset = 1 + fa.bias - 2 * fi.bias
+            raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
+            m.d.comb += raw.eq(row_max_j + bound + offset)
+            anchor = Mux(raw[-1], 0, Mux(raw > fa.exp_max_field - 1, fa.exp_max_field - 1, raw))[:fa.exp_bits]
+            window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
+            m.d.comb += window.exp.eq(anchor)
+            if self.mul_stages:
+                r = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}_r")
+                m.d.sync += r.eq(window)
+                window = r
+            anchors.append(window)
+        return anchors
+
+    @staticmethod
+    def _delayed(m, value, cycles: int, name: str):
+        """``value`` through ``cycles`` registers."""
+        for d in range(cycles):
+            r = Signal(Value.cast(value).shape(), name=f"{name}_{d}")
+            m.d.sync += r.eq(value)
+            value = r
+        return value
+
     def _array(self, m, x_row, x_sel, w_writes):
         """The processing elements with their entry, skew and de-skew registers; advances
         every cycle. Returns each column's partial sum and flags as they leave, aligned."""
         k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         self.internals.pes = pes
+        entered = []            # each row's activation after the entry register
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than
@@ -331,15 +411,23 @@ class MXU(wiring.Component):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
+                if d == 0:
+                    entered.append(x)
             for j in range(n_cols):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
-                             pe.psum_in.eq(above.psum_out if above else 0),       # +0, or the empty window
                              pe.flags_in.eq(above.flags_out if above else 0),
                              pe.w_we.eq(w_writes[k][j].we & (w_writes[k][j].row == k)),
                              pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
+                if above is not None:
+                    m.d.comb += pe.psum_in.eq(above.psum_out)
+                elif not self._bound_anchor:
+                    m.d.comb += pe.psum_in.eq(0)            # +0, or the empty window
                 x, sel = pe.x_out, pe.sel_out
+        if self._bound_anchor:
+            for pe, window in zip(pes[0], self._column_anchors(m, entered, pes)):
+                m.d.comb += pe.psum_in.eq(window)
         # De-skew: column j waits cols - 1 - j cycles (after its rounder, with a column accumulator).
         psums, col_flags = [], []
         for j in range(n_cols):

@@ -28,14 +28,11 @@ def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> d
 
 
 def check_accumulator(acc, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> ColumnAccumulator:
-    """``acc`` if the hardware builds it (a running anchor, no normalisation points) for
-    these formats, else a ValueError naming the parameter."""
+    """``acc`` if the hardware builds it (no normalisation points) for these formats, else
+    a ValueError naming the parameter."""
     if not isinstance(acc, ColumnAccumulator):
         raise TypeError(f"accumulator must be a golden.column.ColumnAccumulator, not {acc!r}")
     acc.check(acc_fmt, 2 * in_fmt.precision)
-    if acc.anchor != "running":
-        raise ValueError(f"accumulator anchor={acc.anchor}: the hardware has the running anchor only "
-                         "(the bound anchor is modelled in golden.column)")
     if acc.group:
         raise ValueError(f"accumulator g={acc.group}: the hardware normalises once, at the column's end "
                          "(normalisation points are modelled in golden.column); use g=0")
@@ -46,10 +43,12 @@ class WindowAdder(ArithmeticUnit):
     """``a + b``: a column accumulator's window ``a`` (``window_layout``) plus an exact
     product ``b`` (``raw_product_layout``), bit for bit ``golden.column``'s step.
 
-    The anchor moves to the product's exponent when that is larger (the window is shifted
-    right by the difference, truncating toward minus infinity), else the product is
-    shifted right into the window; one two's-complement add. No normaliser, no rounder:
-    ``WindowRounder`` rounds the column's sum once.
+    Running anchor: the anchor moves to the product's exponent when that is larger (the
+    window is shifted right by the difference, truncating toward minus infinity), else the
+    product is shifted right into the window; one two's-complement add. Bound anchor:
+    ``a.exp`` is the column's bound (the MXU sets it at the column's top, at least every
+    product's exponent), so only the product shifts: no exponent compare, no second
+    shifter. No normaliser, no rounder: ``WindowRounder`` rounds the column's sum once.
 
     Parameters (keyword-only)
     -------------------------
@@ -88,7 +87,8 @@ class WindowAdder(ArithmeticUnit):
         return self.accumulator.window.bit_length(), self._sum_width.bit_length()
 
     def _cuts(self):
-        e, w, n = self.acc_fmt.exp_bits, self._sum_width, max(self._amount_bits())
+        e, w = self.acc_fmt.exp_bits, self._sum_width
+        n = max(self._amount_bits()) if self.accumulator.anchor == "running" else self._amount_bits()[0]
         return [("input", Delay()),
                 ("compared", Delay(1, e + 1)),           # both exponent differences, saturated
                 ("align_hi", Delay((n + 1) // 2 + 1)),  # upper shift steps, their sticky ORs
@@ -108,13 +108,17 @@ class WindowAdder(ArithmeticUnit):
         # Both exponent differences at once (the one that is not negative is the shift), each
         # shift amount saturated by an OR of its upper bits rather than compared: a shift by
         # 2**k - 1 >= the value's width empties it as well as any larger one.
+        # With a bound anchor ``a.exp`` is at least every product's exponent: the window
+        # never moves (golden.column's max(E, e, A) is A), and there is no sum shifter.
         p_bits, s_bits = self._amount_bits()
+        moving = acc.anchor == "running"
         gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
         m.d.comb += [gap_p.eq(a.exp - exp_p), gap_s.eq(exp_p - a.exp)]
-        larger = gap_p[-1]                    # the product's exponent is the larger
-        amount_p, amount_s = Signal(p_bits), Signal(s_bits)
-        m.d.comb += [amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits)),
-                     amount_s.eq((gap_s[:s_bits] | gap_s[s_bits:].any().replicate(s_bits)) & larger.replicate(s_bits))]
+        larger = gap_p[-1] if moving else Const(0, 1)          # the product's exponent is the larger
+        amount_p, amount_s = Signal(p_bits), (Signal(s_bits) if moving else Const(0, s_bits))
+        m.d.comb += amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits))
+        if moving:
+            m.d.comb += amount_s.eq((gap_s[:s_bits] | gap_s[s_bits:].any().replicate(s_bits)) & larger.replicate(s_bits))
         inf_minus_inf = a.inf & ~a.nan & b.inf & (a.inf_sign != b.sign)
         specials = {"nan": a.nan | b.nan | inf_minus_inf, "inf": a.inf | b.inf,
                     "inf_sign": Mux(b.inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
@@ -129,12 +133,12 @@ class WindowAdder(ArithmeticUnit):
         hi_p, lo_p = _halves(p_bits)
         hi_s, lo_s = _halves(s_bits)
         term, lost_p = _shift_steps(term, amount_p, hi_p, sticky=Const(0, 1))
-        total, lost_s = _shift_steps(v["sum"], amount_s, hi_s, sticky=Const(0, 1))
+        total, lost_s = _shift_steps(v["sum"], amount_s, hi_s if moving else [], sticky=Const(0, 1))
         v = cut(m, "align_hi", term=term, lost_p=lost_p, amount_p=amount_p, total=total, lost_s=lost_s,
                 amount_s=amount_s, dropped=v["dropped"], **side)
         side = {k: v[k] for k in side}
         term, lost_p = _shift_steps(v["term"], v["amount_p"], lo_p, sticky=v["lost_p"])
-        total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s, sticky=v["lost_s"])
+        total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s if moving else [], sticky=v["lost_s"])
         if acc.sticky:                 # round to odd: what was lost sets the lowest bit
             term, total = term | lost_p, total | lost_s
         v = cut(m, "aligned", term=term, total=total, dropped=v["dropped"] | lost_p | lost_s,

@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import io
 import json
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +44,7 @@ UNITS = {
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
     **{f"pe_colw{w}": (f"MXU PE, column accumulator, W={w}", None) for w in (16, 20, 24, 26, 28, 32)},
+    **{f"pe_colw{w}b": (f"MXU PE, column accumulator, W={w}, bound anchor", None) for w in (24, 26, 28, 30)},
     **{f"colround_w{w}": (f"column rounder, W={w}", None) for w in (24, 26, 28)},
 }
 #: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).
@@ -61,7 +63,9 @@ PLAN = {
              ("pe_fused", (4, 6)), ("pe_fused", (3, 7)), ("pe_fused_nosr", (4, 6)), ("pe_fused_nosr", (4, 5)),
              ("pe_colw24", (4, 4)), ("pe_colw26", (4, 4)), ("pe_colw28", (4, 4)), ("pe_colw32", (4, 4)),
              ("pe_colw16", (4, 4)), ("pe_colw20", (4, 4)), ("pe_colw26", (4, 3)), ("pe_colw26", (4, 5)),
-             ("colround_w26", 3), ("colround_w26", 5), ("colround_w24", 5), ("colround_w28", 5)],
+             ("colround_w26", 3), ("colround_w26", 5), ("colround_w24", 5), ("colround_w28", 5),
+             ("pe_colw26b", (4, 4)), ("pe_colw28b", (4, 4)), ("pe_colw24b", (4, 4)), ("pe_colw30b", (4, 4)),
+             ("pe_colw28b", (4, 3)), ("pe_colw28b", (4, 2))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
@@ -88,7 +92,8 @@ def component(kind: str, stages):
     if kind.startswith(("pe_colw", "colround_w")):
         from golden.column import ColumnAccumulator
         from hdl.window_rounder import WindowRounder
-        window = ColumnAccumulator(window=int(kind.rsplit("w", 1)[1]))
+        width, bound = re.fullmatch(r".*w(\d+)(b?)", kind).groups()
+        window = ColumnAccumulator(window=int(width), anchor="bound" if bound else "running")
         if kind.startswith("colround"):
             return (WindowRounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")

@@ -100,8 +100,13 @@ def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers,
 COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=20")
 
 
-def test_column_accumulator_stream_matches_golden():
-    report = check(MxuModel(COLUMN), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
+#: The bound anchor: the tree of the row's exponents pipelined into the multiplier's stages.
+BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
+
+
+@pytest.mark.parametrize("params", [COLUMN, BOUND], ids=["running", "bound"])
+def test_column_accumulator_stream_matches_golden(params):
+    report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
     assert report["transfers"] == report["golden_rows"] == 3000
     assert report["mismatches"] == 0, report["first_mismatches"]
     assert report["flags_match"] and report["flags"] != 0, (hex(report["flags"]), hex(report["golden_flags"]))
@@ -112,16 +117,20 @@ def test_column_accumulator_stream_matches_golden():
     ("truncation", r"aligned_carry_r0 <= \\\$\d+ ;", "aligned_carry_r0 <= align_hi_negative_r0;"),
     # The product's alignment ignores the shift amount's lowest bit.
     ("alignment", r"= align_hi_amount_p_r0\[0\] \?", "= 1'h0 ?"),
+    # The bound anchor one binade low (its constant -126 as -127, in every column): a product
+    # whose significand product is >= 2 at the row's and column's largest exponents exceeds it.
+    ("anchor", r"\+ 11'h782;", "+ 11'h781;"),
 ])
 def test_column_accumulator_mutant_is_caught(mutant, pattern, replacement):
     import re
 
     def planted(text):
         changed, count = re.subn(pattern, replacement, text)
-        assert count == 1, (mutant, count)
+        assert count == (BOUND["cols"] if mutant == "anchor" else 1), (mutant, count)
         return changed
 
-    report = check(MxuModel(COLUMN, verilog=planted), 1000, seed=10, **HANDSHAKES)
+    params = BOUND if mutant == "anchor" else COLUMN
+    report = check(MxuModel(params, verilog=planted), 1000, seed=10, **HANDSHAKES)
     assert report["mismatches"] > 0 or not report["flags_match"], mutant
 
 
