@@ -13,7 +13,7 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout
 from .params import format_param, rounding_param
-from .pipeline import Delay
+from .pipeline import Delay, select
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
 
@@ -47,7 +47,7 @@ def _lzc_leaves(value) -> list:
 def _lzc_join(level: list, times: int) -> list:
     """``times`` levels of the tree: neighbouring (all zero, count) pairs joined."""
     for _ in range(times):
-        level = [(lo_zero & hi_zero, Mux(hi_zero, Cat(lo_count, 1), Cat(hi_count, 0)))
+        level = [(lo_zero & hi_zero, select(hi_zero, Cat(lo_count, 1), Cat(hi_count, 0)))
                  for (lo_zero, lo_count), (hi_zero, hi_count) in zip(level[0::2], level[1::2])]
     return level
 
@@ -55,7 +55,7 @@ def _lzc_join(level: list, times: int) -> list:
 def _lzc_result(level: list, w: int) -> Value:
     """The count at the tree's root (``w`` for an all-zero value)."""
     (zero, count), = level
-    return count if _lzc_size(w) > w else Mux(zero, w, count)
+    return count if _lzc_size(w) > w else select(zero, w, count)
 
 
 def _count_width(w: int) -> int:
@@ -70,11 +70,10 @@ def _shift_steps(value, amount, steps, left=False, sticky=None):
     w = len(value)
     for k in steps:
         by, on = 1 << k, amount[k]
-        if left:
-            value = Mux(on, (value << by)[:w], value)
-        else:
+        if not left:
             sticky = sticky | (on & value[:min(by, w)].any())
-            value = Mux(on, value >> by, value)
+        # Gates, not a multiplexer: the filled bits would be a register's inferred reset.
+        value = select(on, (value << by)[:w] if left else value >> by, value)[:w]
     return value, sticky
 
 
@@ -217,8 +216,8 @@ class FPAdder(ArithmeticUnit):
         # exponent AND) settle beside it and only select after it.
         raw_swap = Cat(b.mantissa, b.exponent) > Cat(a.mantissa, a.exponent)
         swap = Mux(zero_a, ~zero_b, ~zero_b & raw_swap)
-        sig_a = Mux(zero_a, 0, a.significand)
-        sig_b = Mux(zero_b, 0, b.significand)
+        sig_a = select(zero_a, 0, a.significand)       # gates: no inferred reset (pipeline.select)
+        sig_b = select(zero_b, 0, b.significand)
         inf_minus_inf = inf_a & inf_b & (a.sign != b.sign)
         side.update(
             subtract=a.sign ^ b.sign, zero_sign=a.sign & b.sign & zero_a & zero_b,
@@ -231,9 +230,11 @@ class FPAdder(ArithmeticUnit):
                 diff_ba=(b.exponent - a.exponent)[:f.exp_bits], **side)
         side = {k: v[k] for k in side}
         swap = v["swap"]
-        v = cut(m, "ordered", sig_l=Mux(swap, v["sig_b"], v["sig_a"]), sig_s=Mux(swap, v["sig_a"], v["sig_b"]),
-                shift=Mux(swap, v["diff_ba"], v["diff_ab"]), exp_l=Mux(swap, v["exp_b"], v["exp_a"]),
-                sign_l=Mux(swap, v["sign_b"], v["sign_a"]), **side)
+        # Gates (pipeline.select): ProductAdder's ``b`` has constant low bits, and an operand
+        # tied to a constant (an array's first partial sum) would make every field one.
+        v = cut(m, "ordered", sig_l=select(swap, v["sig_b"], v["sig_a"]), sig_s=select(swap, v["sig_a"], v["sig_b"]),
+                shift=select(swap, v["diff_ba"], v["diff_ab"]), exp_l=select(swap, v["exp_b"], v["exp_a"]),
+                sign_l=select(swap, v["sign_b"], v["sign_a"]), **side)
         side = {k: v[k] for k in [*side, "exp_l", "sign_l"]}
         return v, side
 
@@ -244,7 +245,7 @@ class FPAdder(ArithmeticUnit):
         cut, g, p = self._stages.cut, self.guard_bits, self.fmt.precision
         n = (g + p).bit_length()
         hi, lo = _halves(n)
-        shift = Mux(v["shift"] > g + p, g + p, v["shift"])[:n]
+        shift = select(v["shift"] > g + p, g + p, v["shift"])[:n]
         v = cut(m, "clamped", shift=shift, sig_s=v["sig_s"], sig_l=v["sig_l"], **side)
         small, sticky, shift, carry = self._steps(m, "align", hi, Cat(Const(0, g), v["sig_s"]), Const(0, 1),
                                                   v["shift"], {"sig_l": v["sig_l"], **{k: v[k] for k in side}})
@@ -305,7 +306,7 @@ class FPAdder(ArithmeticUnit):
         m.submodules.rounder = rounder = Rounder(
             fmt=f, width=self.guard_bits + f.precision + 1, exp_width=len(v["exp"]), rounding=self.rounding,
             rand_bits=self.rand_bits, sticky=True, stages=self._stages)
-        zero_or_inf_sign = Mux(v["any_inf"], v["inf_sign"], v["zero_sign"])
+        zero_or_inf_sign = select(v["any_inf"], v["inf_sign"], v["zero_sign"])
         m.d.comb += [
             rounder.sign.eq(v["sign_l"]), rounder.exp.eq(v["exp"]), rounder.sig.eq(v["sig"]),
             rounder.sticky.eq(v["sticky"]),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Signal, signed
 from amaranth.lib.wiring import In
 
 from golden.formats import BF16, FP32
@@ -11,7 +11,7 @@ from golden.rounding import Rounding
 
 from .float import FloatLayout, significand
 from .params import format_param, rounding_param
-from .pipeline import Delay
+from .pipeline import Delay, select
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
 
@@ -101,7 +101,7 @@ class FPMultiplier(ArithmeticUnit):
         lo, hi = -2 * fi.bias, 2 * fi.exp_max_field - 2 * fi.bias + 1
         exp = Signal(signed(signed_width(lo, hi)))
         m.d.comb += exp.eq(v["exp_sum"] - 2 * fi.bias + top)
-        return cut(m, "normalised", sig=Mux(top, v["product"], v["product"] << 1)[:width], exp=exp,
+        return cut(m, "normalised", sig=select(top, v["product"], v["product"] << 1)[:width], exp=exp,
                    **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
 
     def elaborate(self, platform):

@@ -42,6 +42,7 @@ from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .rounder import signed_width
 from .params import check_exact_products, format_param, int_param, rounding_param
+from .pipeline import select
 from .stochastic_rounder import StochasticRounder
 from .timing import segments, unused
 from .window_adder import check_accumulator
@@ -298,7 +299,7 @@ class MXU(wiring.Component):
             swapping.eq(take & swap),
             w_in.ready.eq(w_open),
             w_take.eq(w_in.valid & w_open),
-            drain_next.eq(Mux(swapping, self.drain_cycles, Mux(drain != 0, drain - 1, 0))),
+            drain_next.eq(select(swapping, self.drain_cycles, select(drain == 0, 0, drain - 1))),
             full_next.eq(~swapping & (shadow_full | (w_take & (load_row == k_rows - 1)))),
         ]
         # drain_next == 0, without the swap's multiplexer in the way:

@@ -6,10 +6,13 @@ logic (the *landing* register: only an enable), then into two fabric registers: 
 (``r.payload``) and one spare behind it. Whether to read the memory is decided from
 registers only (the memory holds a row, and the read register will be free: it is empty,
 or the landing register or the spare is), so ``r.ready`` reaches nothing but the fabric
-registers' enables, the moves out of the read and landing registers and the FIFO's valid
-bits: no path runs from the consumer's ready to the memory, its pointers or its level (on a
-placed 9x9 array such a loop, from the level counter out to the block RAMs and back, set the
-clock). The landing register keeps the head's multiplexer out of the block RAM's path,
+registers' enables, the moves out of the read and landing registers, the FIFO's valid
+bits and the memory's read enable, a register of its own: no path runs within a cycle
+from the consumer's ready to the memory, its pointers or its level (on a placed 9x9 array
+such a loop, from the level counter out to the block RAMs and back, set the clock). The read
+enable is the read decision computed a cycle ahead from the next state, so the decision
+that the level counter uses stays beside it, and only that register drives the block
+RAMs. The landing register keeps the head's multiplexer out of the block RAM's path,
 whose clock-to-out takes most of a cycle on the ECP5 (the head read straight from it set a
 placed 4x4 array's clock).
 
@@ -67,6 +70,8 @@ class OutputFIFO(wiring.Component):
         self.consume = Signal(range(self.depth))
         self.stored = Signal(range(self.depth + 1))   # rows in the memory, not yet read
         self.nonempty = Signal()                      # stored != 0, a register of its own
+        self.read = Signal()                          # the memory is read (from registers only)
+        self.read_en = Signal()                       # read, a register of its own: the memory's enable
         self.read_valid = Signal()                    # the memory's read register holds a row
         self.read_data = Signal(self.width)           # the read register (in the memory)
         self.landing_valid = Signal()
@@ -96,16 +101,19 @@ class OutputFIFO(wiring.Component):
         # The memory is read whenever the row read can certainly move on next cycle: into the
         # landing register, which is empty or moves on itself (the spare is empty: the head or
         # the spare takes its row), whatever r.ready does.
-        read = Signal()
+        def reads(nonempty, read_valid, landing_valid, spare_valid):
+            return nonempty & (~read_valid | ~landing_valid | ~spare_valid)
+
+        read, read_en = self.read, self.read_en
+        stored_next, nonempty_next = Signal.like(stored), Signal()
         m.d.comb += [
-            read.eq(nonempty & (~read_valid | ~landing_valid | ~spare_valid)),
+            read.eq(reads(nonempty, read_valid, landing_valid, spare_valid)),
             w_port.addr.eq(produce), w_port.data.eq(self.w_data), w_port.en.eq(self.w_en),
-            r_port.addr.eq(consume), r_port.en.eq(read),
+            r_port.addr.eq(consume), r_port.en.eq(read_en),
+            stored_next.eq(stored + self.w_en - read), nonempty_next.eq(stored_next != 0),
         ]
-        stored_next = Signal.like(stored)
-        m.d.comb += stored_next.eq(stored + self.w_en - read)
         m.d.sync += [produce.eq(produce + self.w_en), consume.eq(consume + read),
-                     stored.eq(stored_next), nonempty.eq(stored_next != 0)]
+                     stored.eq(stored_next), nonempty.eq(nonempty_next)]
 
         head_free, landing_free = Signal(), Signal()
         m.d.comb += [head_free.eq(~head_valid | self.r.ready),
@@ -114,15 +122,19 @@ class OutputFIFO(wiring.Component):
         # the read register's row moves into the landing register when that is free then.
         landed = landing_valid & (head_free | ~spare_valid)
         m.d.comb += landing_free.eq(~landing_valid | landed)
-        m.d.sync += [read_valid.eq(read | (read_valid & ~landing_free)),
-                     landing_valid.eq(Mux(landing_free, read_valid, landing_valid))]
+        read_valid_next, landing_valid_next, spare_valid_next = Signal(), Signal(), Signal()
+        m.d.comb += [read_valid_next.eq(read | (read_valid & ~landing_free)),
+                     landing_valid_next.eq(Mux(landing_free, read_valid, landing_valid)),
+                     spare_valid_next.eq(Mux(head_free, spare_valid & landing_valid, spare_valid | landing_valid))]
+        # The memory's read enable: next cycle's read decision from the next state, so that it
+        # drives the block RAMs alone and the level loop (nonempty, read, stored) stays local.
+        m.d.sync += [read_valid.eq(read_valid_next), landing_valid.eq(landing_valid_next),
+                     spare_valid.eq(spare_valid_next),
+                     read_en.eq(reads(nonempty_next, read_valid_next, landing_valid_next, spare_valid_next))]
         with m.If(landing_free):
             m.d.sync += landing.eq(r_port.data)
         with m.If(head_free):
-            m.d.sync += [head_valid.eq(spare_valid | landing_valid), head.eq(Mux(spare_valid, spare, landing)),
-                         spare_valid.eq(spare_valid & landing_valid)]
-        with m.Else():
-            m.d.sync += spare_valid.eq(spare_valid | landing_valid)
+            m.d.sync += [head_valid.eq(spare_valid | landing_valid), head.eq(Mux(spare_valid, spare, landing))]
         with m.If(head_free | ~spare_valid):
             m.d.sync += spare.eq(landing)
         return m

@@ -26,7 +26,7 @@ from amaranth.lib import data
 
 from .params import int_param
 
-__all__ = ["Delay", "Stages"]
+__all__ = ["Delay", "Stages", "select"]
 
 @dataclass(frozen=True)
 class Delay:
@@ -171,3 +171,20 @@ def _named(value) -> bool:
     if isinstance(value, data.View):
         value = Value.cast(value)
     return isinstance(value, (Signal, Const, int))
+
+
+def select(sel, a, b) -> Value:
+    """``Mux(sel, a, b)`` as AND and OR gates (unsigned, the wider operand's width).
+
+    Yosys maps a register fed by a multiplexer with a constant input (a zeroing ``Mux(c, 0,
+    x)``, a shifter's filled bits, a special case's fixed pattern) onto a flip-flop with a
+    synchronous reset or set on ``c``, even where the design gives the register no reset:
+    on ECP5 the slice's LSR pin, then driven by logic through the routing. Gates leave ``c``
+    in the LUTs. A constant 0 operand adds no gate: ``select(c, 0, x)`` is ``x & ~c``."""
+    a, b, sel = Value.cast(a), Value.cast(b), Value.cast(sel)
+    if len(sel) != 1:
+        raise ValueError(f"sel must be 1 bit wide, not {len(sel)}")
+    width = max(len(a), len(b))
+    terms = [x.as_unsigned() & s.replicate(width) for x, s in ((a, sel), (b, ~sel))
+             if not (isinstance(x, Const) and x.value == 0)]
+    return (terms[0] | terms[1]) if len(terms) == 2 else terms[0] if terms else Const(0, width)

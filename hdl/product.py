@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data
 
 from golden.formats import BF16, FP32, FloatFormat
@@ -10,7 +10,7 @@ from golden.rounding import Flags
 
 from .multiplier import FPMultiplier
 from .params import check_exact_products, format_param
-from .pipeline import Delay
+from .pipeline import Delay, select
 
 __all__ = ["ExactProduct", "raw_product_layout"]
 
@@ -82,8 +82,9 @@ class ExactProduct(FPMultiplier):
         # signal by signal (python -m sim.formal pe), for a few LUTs beside the product.
         nan_mantissa = fo.canonical_nan & fo.man_mask
         m.d.comb += [
-            result.mantissa.eq(Mux(nan, nan_mantissa >> (fo.man_bits - width + 1), Mux(zero | inf, 0, v["sig"]))),
-            result.exponent.eq(Mux(nan | inf, fo.exp_max_field, Mux(zero, 0, v["exp"] + fo.bias))),
+            # Gates, not multiplexers: the fixed fields would be the register's inferred reset.
+            result.mantissa.eq(select(nan, nan_mantissa >> (fo.man_bits - width + 1), select(zero | inf, 0, v["sig"]))),
+            result.exponent.eq(select(nan | inf, fo.exp_max_field, select(zero, 0, v["exp"] + fo.bias))),
             result.sign.eq(~nan & v["sign"]), result.nan.eq(nan), result.zero.eq(zero), result.inf.eq(inf),
         ]
         flags = Cat(tiny | huge, tiny, huge, Const(0, 1), nan & v["invalid"])   # Flags' bit order

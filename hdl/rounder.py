@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from golden.formats import FloatFormat
 from golden.rounding import Flags, Rounding
 
-from .pipeline import Delay
+from .pipeline import Delay, select
 
 __all__ = ["Rounder", "signed_width"]
 
@@ -177,21 +177,17 @@ class Rounder(wiring.Component):
         if fmt.finite and not fmt.saturate:
             nan, invalid = nan | exact_inf, invalid | exact_inf
 
-        with m.If(nan):
-            m.d.comb += [self.result.eq(fmt.canonical_nan),
-                         self.flags.eq(Cat(Const(0, 4), invalid))]  # Flags.INVALID
+        # Highest priority first: (condition, result, flags); otherwise the rounded number.
+        cases = [(nan, Const(fmt.canonical_nan, fmt.width), Cat(Const(0, 4), invalid))]    # Flags.INVALID
         if fmt.saturate:
-            with m.Elif(exact_inf):
-                m.d.comb += [self.result.eq(Cat(Const(fmt.max_finite, fmt.width - 1), v["exact_bits"][-1])),
-                             self.flags.eq(Flags.OVERFLOW | Flags.INEXACT)]
-        with m.Elif(v["exact"]):
-            m.d.comb += self.result.eq(v["exact_bits"])
-        with m.Elif(tiny):
-            m.d.comb += [self.result.eq(Cat(Const(0, fmt.width - 1), sign)),
-                         self.flags.eq(Flags.UNDERFLOW | Flags.INEXACT)]
-        with m.Elif(huge):
-            m.d.comb += [self.result.eq(overflow),
-                         self.flags.eq(Flags.OVERFLOW | Flags.INEXACT)]
-        with m.Else():
-            m.d.comb += [self.result.eq(Cat(mantissa, biased, sign)),
-                         self.flags.eq(v["inexact"])]
+            cases.append((exact_inf, Cat(Const(fmt.max_finite, fmt.width - 1), v["exact_bits"][-1]),
+                          Const(Flags.OVERFLOW | Flags.INEXACT, 5)))
+        cases += [(v["exact"], v["exact_bits"], Const(0, 5)),
+                  (tiny, Cat(Const(0, fmt.width - 1), sign), Const(Flags.UNDERFLOW | Flags.INEXACT, 5)),
+                  (huge, overflow, Const(Flags.OVERFLOW | Flags.INEXACT, 5))]
+        result, flags = Cat(mantissa, biased, sign), v["inexact"]
+        # Gates, not multiplexers (pipeline.select): the fixed patterns would be a register's
+        # inferred reset or set.
+        for when, value, raised in reversed(cases):
+            result, flags = select(when, value, result), select(when, raised, flags)
+        m.d.comb += [self.result.eq(result), self.flags.eq(flags)]

@@ -54,10 +54,10 @@ def test_mxu_matches_golden(simulator, params, scale):
                          ids=_id)
 def test_y_ready_drives_only_the_output_fifo(params):
     """Yosys cone of y's ready: no ready output in it, and exactly the credit counter
-    (log2(depth) + 1 flip-flop bits), the output FIFO's read-register valid bit and its
-    landing, head (the ``y`` register) and spare registers (valid, payload each): nothing of
-    the FIFO's memory, pointers or level, nothing growing with rows beyond the depth's
-    logarithm."""
+    (log2(depth) + 1 flip-flop bits), the output FIFO's read-register valid bit, its memory's
+    read enable (next cycle's read decision) and its landing, head (the ``y`` register) and
+    spare registers (valid, payload each): nothing of the FIFO's memory, pointers or level,
+    nothing growing with rows beyond the depth's logarithm."""
     from golden.tools.cli import build_dir
     from hdl.build import UNITS
     from synth.stall_cone import measure
@@ -67,7 +67,7 @@ def test_y_ready_drives_only_the_output_fifo(params):
     mxu = UNITS["mxu"].build(**params)[0]
     y_register = 1 + mxu.cols * mxu.out_fmt.width
     assert cone["ports"] == [], f"ready outputs in y.ready's combinational cone: {cone['ports']}"
-    assert cone["ff_bits"] == mxu.fifo_depth.bit_length() + 1 + 3 * y_register, cone
+    assert cone["ff_bits"] == mxu.fifo_depth.bit_length() + 2 + 3 * y_register, cone
     assert cone["memory_bits"] == 0, cone
 
 

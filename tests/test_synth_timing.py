@@ -188,6 +188,48 @@ def test_no_sync_resets_flow_keeps_zeroing_off_the_lsr_pins():
         place_and_route(top, "ice40", work / "ice40", sync_resets=False)
 
 
+def _lsr_from_logic(netlist: dict, top: str) -> list[str]:
+    """The outputs (net names) of the ``TRELLIS_FF`` cells of ``top`` in a Yosys JSON netlist
+    whose LSR pin (set/reset) a cell drives: neither a constant nor a port (the domain's reset)."""
+    module = netlist["modules"][top]
+    driven = {bit for cell in module["cells"].values() for port, bits in cell["connections"].items()
+              if cell["port_directions"].get(port) == "output" for bit in bits}
+    names = {}
+    for name, net in sorted(module["netnames"].items(), key=lambda item: item[0].startswith("$")):
+        for bit in net["bits"]:
+            names.setdefault(bit, name)
+    return [names[cell["connections"]["Q"][0]] for cell in module["cells"].values()
+            if cell["type"] == "TRELLIS_FF" and cell["connections"]["LSR"][0] in driven]
+
+
+@pytest.mark.parametrize("stages", [(0, 0), (4, 6)], ids=["default", "m4a6"])
+def test_fused_pe_has_no_inferred_sync_resets(stages):
+    """The fused processing element through plain synth_ecp5's flip-flop mapping: no LSR
+    pin driven by logic. The datapath writes its constant cases (zeroing, a shifter's filled
+    bits, the special results) as gates (hdl.pipeline.select), not as multiplexers, which
+    Yosys would map onto synchronous resets. (The LUT mapping after it leaves every
+    flip-flop's pins as they are, so the run stops there.)"""
+    import json
+    import subprocess
+
+    from amaranth.back import rtlil
+
+    from golden.tools.cli import build_dir
+    from hdl.mxu_pe import ProcessingElement
+    from hdl.toolchain import yosys_command
+
+    pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "pe-lsr-m{}a{}".format(*stages))
+    work.mkdir(parents=True, exist_ok=True)         # under the checkout: YoWASP tools cannot see /tmp
+    (work / "top.il").write_text(rtlil.convert(pe, name="top"))
+    (work / "lsr.ys").write_text("read_rtlil top.il\nsynth_ecp5 -top top -run :map_luts\n"
+                                 "select top\nwrite_json -selected top.json\n")
+    subprocess.run([*yosys_command(), "-q", "lsr.ys"], cwd=work, check=True)
+    netlist = json.loads((work / "top.json").read_text())
+    assert sum(c["type"] == "TRELLIS_FF" for c in netlist["modules"]["top"]["cells"].values()) > 50
+    assert _lsr_from_logic(netlist, "top") == []
+
+
 @pytest.mark.parametrize("scramble, merged", [(False, True), (True, False)])
 def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scramble, merged):
     """A 3-register delay line straight from the harness's shift register is the shift

@@ -111,6 +111,7 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
         Assert(outstanding >= in_flight),
         Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == fifo.stored[:len(fifo.produce)]),
         Assert(fifo.nonempty == (fifo.stored != 0)),
+        Assert(fifo.read_en == fifo.read, "the memory's read enable is not the read decision"),
         Assert(~fifo.spare_valid | fifo.head_valid, "a spare row behind an empty head"),
     ]
     m.d.comb += fifo.peek_addr.eq(fifo.consume + (ahead - in_flight))
