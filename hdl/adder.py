@@ -67,14 +67,17 @@ def _count_width(w: int) -> int:
 def _shift_steps(value, amount, steps, left=False, sticky=None):
     """``value`` shifted by the bits ``steps`` of ``amount`` (one mux level each), width
     kept; right shifts OR what they drop into ``sticky``."""
-    w = len(value)
+    w, signed_value = len(value), Value.cast(value).shape().signed
     for k in steps:
         by, on = 1 << k, amount[k]
         if not left:
             sticky = sticky | (on & value[:min(by, w)].any())
+        # A signed value shifts right arithmetically: its sign bit fills.
+        fill = value[-1].replicate(min(by, w)) if signed_value else Const(0, min(by, w))
+        shifted = (value << by)[:w] if left else Cat(value[by:] if by < w else Const(0, 0), fill)
         # Gates, not a multiplexer: the filled bits would be a register's inferred reset.
-        value = select(on, (value << by)[:w] if left else value >> by, value)[:w]
-    return value, sticky
+        value = select(on, shifted, value)[:w]
+    return (value.as_signed() if signed_value else value), sticky
 
 
 def _halves(n: int) -> tuple[list[int], list[int]]:

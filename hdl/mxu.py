@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, Value, signed, unsigned
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -41,6 +41,7 @@ from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .rounder import signed_width
+from .pipeline import select
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .pipeline import select
 from .stochastic_rounder import StochasticRounder
@@ -377,7 +378,8 @@ class MXU(wiring.Component):
             offset = 1 + fa.bias - 2 * fi.bias
             raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
             m.d.comb += raw.eq(row_max_j + bound + offset)
-            anchor = Mux(raw[-1], 0, Mux(raw > fa.exp_max_field - 1, fa.exp_max_field - 1, raw))[:fa.exp_bits]
+            top = fa.exp_max_field - 1
+            anchor = select(raw[-1], 0, select(raw > top, Const(top, fa.exp_bits), raw[:fa.exp_bits]))
             window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
             m.d.comb += window.exp.eq(anchor)
             if self.mul_stages:
