@@ -142,7 +142,8 @@ def test_accumulators_quick_writes_csv_and_plot(tmp_path, capsys):
     rows = list(csv.DictReader((out / "accumulators.csv").open()))
     assert list(rows[0]) == ["data", "k", "accumulator", "window", "group", "sticky", "anchor", "trials",
                              "rel_median", "rel_p99", "rel_max", "rel_mean_signed", "abs_sum_rel_median",
-                             "abs_sum_rel_p99", "abs_sum_rel_max", "condition_median", "bound_slack_median"]
+                             "abs_sum_rel_p99", "abs_sum_rel_max", "condition_median", "bound_slack_median",
+                             "bound_slack_p99"]
     # fp32 and 4 windows x 2 groups x sticky x anchor, on 4 kinds of data at K = 16, 64, 128, 256.
     assert len(rows) == (1 + 4 * 2 * 2 * 2) * 4 * 4
     assert {r["accumulator"] for r in rows} >= {"fp32", "column:w=16", "column:w=32,g=8,sticky,anchor=bound"}

@@ -22,8 +22,8 @@ Reported per (data, K, accumulator): the relative error ``|y - s| / |s|`` (media
 percentile and max over the trials; 0 when ``y = s = 0``, inf when only ``s`` is 0), its
 signed mean (the bias), and the error relative to ``sum |x[k] w[k]|`` (what error bounds
 speak of); and two properties of the data: the median condition ``sum |x w| / |sum x w|``
-and the median number of bits by which the bound anchor exceeds the largest product's
-exponent. About 6 minutes on one core (``--quick``: seconds); an interrupted run,
+and the median and 99th percentile of the bits by which the bound anchor exceeds the
+largest product's exponent. About 6 minutes on one core (``--quick``: seconds); an interrupted run,
 restarted with the same options and ``--out``, reuses the accumulators it finished.
 """
 
@@ -141,8 +141,8 @@ def _quantile(values, q):
     return float(np.quantile(values, q, method="inverted_cdf"))
 
 
-def _rows(acc, y, exact, abs_sum, kinds, ks, data):
-    """Rows of one accumulator: ``y`` fp32 encodings ``[lanes, len(ks)]``."""
+def _rows(acc, y, exact, abs_sum, kinds, ks):
+    """Rows of one accumulator's errors: ``y`` fp32 encodings ``[lanes, len(ks)]``."""
     signed = ratios(scaled_integers(to_float64(y, FP32)) - exact, np.abs(exact))
     of_abs = np.abs(ratios(scaled_integers(to_float64(y, FP32)) - exact, abs_sum))
     trials = len(y) // len(kinds)
@@ -160,7 +160,6 @@ def _rows(acc, y, exact, abs_sum, kinds, ks, data):
                 "rel_mean_signed": float(signed[lanes, j].mean()),
                 "abs_sum_rel_median": _quantile(bounded, 0.5), "abs_sum_rel_p99": _quantile(bounded, 0.99),
                 "abs_sum_rel_max": float(bounded.max()),
-                "condition_median": data[kind][j][0], "bound_slack_median": data[kind][j][1],
             })
     return rows
 
@@ -187,19 +186,26 @@ def accumulators(trials: int, seed: int, ks=K_VALUES, windows=WINDOWS, groups=GR
     exact, abs_sum = exact_sums(x, w, ks)
     condition = np.abs(ratios(abs_sum, exact))
     slack = bound_slack(x, w, ks)
-    data = {kind: [(_quantile(condition[i * trials:(i + 1) * trials, j], 0.5),
-                    _quantile(slack[i * trials:(i + 1) * trials, j], 0.5)) for j in range(len(ks))]
-            for i, kind in enumerate(KINDS)}
+    data = {(kind, k): {"condition_median": _quantile(condition[i * trials:(i + 1) * trials, j], 0.5),
+                        "bound_slack_median": _quantile(slack[i * trials:(i + 1) * trials, j], 0.5),
+                        "bound_slack_p99": _quantile(slack[i * trials:(i + 1) * trials, j], 0.99)}
+            for i, kind in enumerate(KINDS) for j, k in enumerate(ks)}
     done = dict(done or {})
     for acc in configurations(windows, groups):
         name = _name(acc)
         if name not in done:
-            done[name] = _rows(acc, sum_columns(acc, x, w, ks), exact, abs_sum, KINDS, ks, data)
+            done[name] = _rows(acc, sum_columns(acc, x, w, ks), exact, abs_sum, KINDS, ks)
             if on_config:
                 on_config(name, done[name])
         if on_terms:
             on_terms(sum(ks))
-    return [row for acc in configurations(windows, groups) for row in done[_name(acc)]]
+    return [{key: _significant(value) for key, value in dict(row, **data[row["data"], row["k"]]).items()}
+            for acc in configurations(windows, groups) for row in done[_name(acc)]]
+
+
+def _significant(value):
+    """A float to 4 significant digits (what the tables show, and a CSV a quarter the size)."""
+    return float(f"{value:.4g}") if isinstance(value, float) else value
 
 
 def matching_window(rows, group=0, sticky=False, anchor="running", data=CRITERION[0], k=CRITERION[1]):
@@ -216,31 +222,50 @@ def _find(rows, data, k, accumulator):
     return next(r for r in rows if (r["data"], r["k"], r["accumulator"]) == (data, k, accumulator))
 
 
+def _window(w):
+    return "none" if w is None else str(w)
+
+
 def print_tables(rows, ks, windows, groups):
-    """The tables of docs/numerics.md (Markdown), and the window the criterion picks."""
+    """The tables of docs/numerics.md (Markdown); returns the window the criterion picks
+    (G = 0, running anchor, truncation), or None."""
     data, k = CRITERION
-    print(f"\nRelative error at K = {k}, {data} data (G = 0, running anchor, truncation):\n")
-    print("| accumulator | median | 99th percentile | max | mean signed |")
-    print("|---|---|---|---|---|")
-    for name in ["fp32"] + [str(ColumnAccumulator(window=w)) for w in windows]:
-        r = _find(rows, data, k, name)
-        print(f"| `{name}` | {r['rel_median']:.2e} | {r['rel_p99']:.2e} | {r['rel_max']:.2e} | "
-              f"{r['rel_mean_signed']:+.1e} |")
-    print("\nSmallest W with median and 99th percentile at most fp32's "
-          f"(K = {k}, {data} data), per group, rounding and anchor:\n")
+    print(f"\nRelative error at K = {k}, {data} data (G = 0, running anchor):\n")
+    print("| accumulator | median | 99th percentile | max | mean signed | sticky: median | sticky: 99th percentile |")
+    print("|---|---|---|---|---|---|---|")
+    for w in (None,) + tuple(windows):
+        r = _find(rows, data, k, "fp32" if w is None else str(ColumnAccumulator(window=w)))
+        sticky = "| |" if w is None else "| {rel_median:.2e} | {rel_p99:.2e} |".format(
+            **_find(rows, data, k, str(ColumnAccumulator(window=w, sticky=True))))
+        print(f"| `{r['accumulator']}` | {r['rel_median']:.2e} | {r['rel_p99']:.2e} | {r['rel_max']:.2e} | "
+              f"{r['rel_mean_signed']:+.1e} {sticky}")
+    print(f"\nSmallest W with median and 99th percentile at most fp32's (K = {k}, {data} data):\n")
     print("| G | truncation, running | sticky, running | truncation, bound | sticky, bound |")
     print("|---|---|---|---|---|")
-    chosen = matching_window(rows)
     for g in groups:
-        cells = [matching_window(rows, g, s, a) for a in ANCHORS for s in (False, True)]
-        print(f"| {g} | " + " | ".join("none" if c is None else str(c) for c in cells) + " |")
+        print(f"| {g} | " + " | ".join(_window(matching_window(rows, g, s, a)) for a in ANCHORS for s in (False, True))
+              + " |")
+    for anchor in ANCHORS:
+        print(f"\nThe same per data and K (G = 0, {anchor} anchor; truncation / sticky):\n")
+        print("| data | " + " | ".join(f"K = {kk}" for kk in ks) + " |")
+        print("|---|" + "---|" * len(ks))
+        for kind in KINDS:
+            print(f"| {kind} | " + " | ".join(
+                "/".join(_window(matching_window(rows, 0, s, anchor, kind, kk)) for s in (False, True)) for kk in ks)
+                + " |")
+    print("\nBits by which the bound anchor exceeds the largest product (median / 99th percentile):\n")
+    print("| data | " + " | ".join(f"K = {kk}" for kk in ks) + " |")
+    print("|---|" + "---|" * len(ks))
+    for kind in KINDS:
+        print(f"| {kind} | " + " | ".join("{bound_slack_median:g} / {bound_slack_p99:g}".format(
+            **_find(rows, kind, kk, "fp32")) for kk in ks) + " |")
+    chosen = matching_window(rows)
     if chosen is None:
         print("\nno window meets the criterion with G = 0, running anchor, truncation")
         return None
-    print(f"\nfp32 against column:w={chosen} (median / 99th percentile of the relative error; cancelling: "
-          "also of the error relative to sum |x w|):\n")
-    print("| data | K | condition | fp32 | " + f"column:w={chosen} |" + " fp32 / sum|xw| | " +
-          f"w={chosen} / sum|xw| |")
+    print(f"\nfp32 against column:w={chosen}, median / 99th percentile of the relative error "
+          "and of the error relative to sum |x w|:\n")
+    print(f"| data | K | condition | fp32 | column:w={chosen} | fp32 / sum |x w| | w={chosen} / sum |x w| |")
     print("|---|---|---|---|---|---|---|")
     for kind in KINDS:
         for kk in ks:
@@ -248,16 +273,15 @@ def print_tables(rows, ks, windows, groups):
             print(f"| {kind} | {kk} | {a['condition_median']:.3g} | {a['rel_median']:.1e} / {a['rel_p99']:.1e} | "
                   f"{b['rel_median']:.1e} / {b['rel_p99']:.1e} | {a['abs_sum_rel_median']:.1e} / "
                   f"{a['abs_sum_rel_p99']:.1e} | {b['abs_sum_rel_median']:.1e} / {b['abs_sum_rel_p99']:.1e} |")
-    print(f"\nVariants of column:w={chosen} at K = {max(ks)} (median / 99th percentile; mean signed):\n")
-    print("| data | bound slack (bits) | " + " | ".join(
-        f"g={g}" if g else "g=0" for g in groups) + " | sticky | anchor=bound | sticky, anchor=bound |")
-    print("|---|---|" + "---|" * (len(groups) + 3))
+    variants = [ColumnAccumulator(window=chosen, group=g) for g in groups] + [
+        ColumnAccumulator(window=chosen, sticky=True), ColumnAccumulator(window=chosen, anchor="bound"),
+        ColumnAccumulator(window=chosen, sticky=True, anchor="bound")]
+    print(f"\nVariants of column:w={chosen} at K = {max(ks)}: median / 99th percentile; mean signed error:\n")
+    print("| data | fp32 | " + " | ".join(f"`{v}`" for v in variants) + " |")
+    print("|---|---|" + "---|" * len(variants))
     for kind in KINDS:
-        names = [str(ColumnAccumulator(window=chosen, group=g)) for g in groups] + [
-            str(ColumnAccumulator(window=chosen, sticky=True)), str(ColumnAccumulator(window=chosen, anchor="bound")),
-            str(ColumnAccumulator(window=chosen, sticky=True, anchor="bound"))]
-        cells = [_find(rows, kind, max(ks), n) for n in names]
-        print(f"| {kind} | {cells[0]['bound_slack_median']:g} | " + " | ".join(
+        cells = [_find(rows, kind, max(ks), name) for name in ["fp32"] + [str(v) for v in variants]]
+        print(f"| {kind} | " + " | ".join(
             f"{c['rel_median']:.1e} / {c['rel_p99']:.1e}; {c['rel_mean_signed']:+.0e}" for c in cells) + " |")
     return chosen
 
@@ -269,7 +293,7 @@ def plot(rows, path: Path, windows, chosen):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, len(KINDS), figsize=(18, 9), sharex=True)
+    fig, axes = plt.subplots(2, len(KINDS), figsize=(17, 8.5), sharex=True)
     cmap = plt.get_cmap("viridis")
     lines = [("fp32", dict(color="black", linewidth=2.5))]
     lines += [(str(ColumnAccumulator(window=w)), dict(color=cmap(0.9 * i / max(len(windows) - 1, 1))))
@@ -299,7 +323,7 @@ def plot(rows, path: Path, windows, chosen):
     fig.suptitle("One column of K bf16 products: sequential fp32 and column accumulators against the exact sum "
                  f"({rows[0]['trials']} trials; an error of 0 is drawn at {FLOOR:g})")
     fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(fig, path, dpi=80)
     plt.close(fig)
 
 
