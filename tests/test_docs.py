@@ -315,6 +315,11 @@ COMMANDS: dict[str, Entry] = {
     "pip install -e '.[experiments]'": Entry(DOWNLOAD),
     "python -m golden.experiments multipass --out docs": Entry(SLOW, writes=("docs/multipass.*",)),
     "python -m golden.experiments train --out docs": Entry(SLOW, writes=("docs/train.*",)),
+    "python -m golden.experiments accumulators --out docs": Entry(SLOW, writes=("docs/accumulators.*",)),
+    "python -m golden.experiments sr-dot --n-max 8000 --workers 1 --accumulator column:w=26": Entry(SLOW),
+    "python -m golden.experiments jax-train --variants jax-f32,mxu-x1,mxu-x1-bf16-rne,mxu-x1-bf16-sr "
+    "--accumulator column:w=26": Entry(SLOW),
+    "python -m golden.experiments jax-train --variants mxu-x1,mxu-x1-bf16-sr --accumulator column:w=16": Entry(SLOW),
     "python -m sim.experiments.multipass_rtl --rows 8 --cols 8 --k 256 --size 16": Entry(SLOW),
     "python -m golden.experiments train --epochs 10 --lr 0.02 --variants fp32,bf16-rne,bf16-sr,bf16-sr-half":
         Entry(SLOW),

@@ -10,12 +10,12 @@ import argparse
 from pathlib import Path
 
 from ..tools.cli import Parser, build_dir, check_output, command
-from . import jax_train, multipass, sr_dot, train
+from . import accumulators, jax_train, multipass, sr_dot, train
 from .sr_dot import fp32_accumulate, narrow_accumulate
 
 __all__ = ["main", "EXPERIMENTS", "fp32_accumulate", "narrow_accumulate"]
 
-EXPERIMENTS = {m.NAME: m for m in (sr_dot, multipass, train, jax_train)}
+EXPERIMENTS = {m.NAME: m for m in (sr_dot, multipass, train, jax_train, accumulators)}
 
 
 @command("python -m golden.experiments")

@@ -4,7 +4,10 @@ sr-dot: the dot product ``s = sum r(a_i) * r(b_i)`` where ``r`` rounds fp32 inpu
 narrow format (TF32, bf16) by RNE, stochastic rounding ("mode 1", ``sr``) or stochastic
 half rounding ("mode 2", ``sr-half``) with xorshift bits. Two accumulators:
 
-* ``fp32``: the running sum is fp32, every add rounded with RNE (the MXU's way);
+* ``fp32``: the running sum is fp32, every add rounded with RNE (the MXU's way); or,
+  with ``--accumulator column:w=W,...``, the products are one column of a column
+  accumulator (golden.column; a column holds at most 8,191 terms between normalisation
+  points, so a longer ``--n-max`` needs ``g=G``);
 * ``narrow``: the running sum is kept in the narrow format, each add's exact result
   rounded once by the same mode (``sr`` with all 32 random bits).
 
@@ -23,6 +26,7 @@ import numpy as np
 
 from .. import xorshift
 from ..bits import to_float64
+from ..column import MAX_TERMS, ColumnAccumulator, accumulator_param, reduce_column
 from ..formats import BF16, FP32, TF32, FloatFormat
 from ..ops import add, convert, convert_sr_bits, multiply
 from ..tools.cli import progress, save_figure
@@ -33,7 +37,6 @@ from .common import check_ranges, write_csv
 FORMATS = (TF32, BF16)
 MODES = (Rounding.NEAREST_EVEN, Rounding.STOCHASTIC, Rounding.STOCHASTIC_HALF)
 VECTORS = ("ones-tenths", "uniform")
-ACCUMULATORS = ("fp32", "narrow")
 #: sr_bits of the narrow accumulator's stochastic adds: all 32 the hardware offers, so
 #: that tiny addends still move the sum with the right probability.
 NARROW_SR_BITS = 32
@@ -77,6 +80,23 @@ def fp32_accumulate(products, checkpoints):
         if not np.array_equal(s, sums[:, i]):
             raise RuntimeError(f"NumPy float32 accumulation differs from golden.add at step {i}")
     return sums[:, checkpoints - 1]
+
+
+def column_accumulate(a, b, fmt: FloatFormat, acc: ColumnAccumulator, checkpoints):
+    """fp32 sums of the first N products ``a[:, i] * b[:, i]`` (``fmt`` encodings) by the
+    column accumulator ``acc``, one column each (golden.column.reduce_column), at the checkpoints."""
+    return np.stack([reduce_column(a[:, :n], b[:, :n, None], fmt, FP32, acc)[0][:, 0] for n in checkpoints], axis=1)
+
+
+def check_accumulator(acc: ColumnAccumulator | None, n_max: int) -> None:
+    """A ValueError if ``acc`` cannot sum the products of every format in ``n_max`` terms."""
+    if acc is None:
+        return
+    for fmt in FORMATS:
+        acc.check(FP32, 2 * fmt.precision)
+    if (acc.group or n_max) >= MAX_TERMS:
+        raise ValueError(f"a column accumulator sums at most {MAX_TERMS - 1} terms between normalisation points: "
+                         f"give g=G (at most {MAX_TERMS - 1}) or n_max below {MAX_TERMS}, not {n_max} terms with {acc}")
 
 
 def narrow_accumulate(products, rand, fmt: FloatFormat, rounding: Rounding, checkpoints):
@@ -171,9 +191,10 @@ def round_inputs(values, fmt: FloatFormat, rounding: Rounding, seeds):
 
 
 def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int, trials: int,
-                   seed: int, checkpoints, rounder=round_inputs):
+                   seed: int, checkpoints, rounder=round_inputs, accumulator=None):
     """Rows of one (format, mode): both vector kinds run as lanes of the same calls.
-    ``rounder`` is :func:`round_inputs` or a stand-in with its signature (the RTL)."""
+    ``rounder`` is :func:`round_inputs` or a stand-in with its signature (the RTL);
+    ``accumulator`` (a ColumnAccumulator) replaces the sequential fp32 sum."""
     rng = np.random.default_rng(seed)
     vectors = {kind: make_vectors(kind, trials, n_max, rng) for kind in VECTORS}
     a = np.concatenate([vectors[kind][0] for kind in VECTORS])
@@ -191,19 +212,22 @@ def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int
     products, flags = multiply(ra, rb, fmt, FP32)
     assert not (flags & (Flags.INEXACT | Flags.INVALID)).any(), "narrow products are exact in fp32"
     sums = {
-        "fp32": to_float64(fp32_accumulate(products, checkpoints), FP32),
+        "fp32": to_float64(fp32_accumulate(products, checkpoints), FP32) if accumulator is None else
+        to_float64(column_accumulate(ra, rb, fmt, accumulator, checkpoints), FP32),
         "narrow": to_float64(narrow_accumulate(products, sum_rand, fmt, rounding, checkpoints), fmt),
     }
     reference = {kind: exact_prefix_sums(*vectors[kind], checkpoints) for kind in VECTORS}
     rows = []
-    for accumulator, values in sums.items():
+    for name, values in sums.items():
+        if name == "fp32" and accumulator is not None:
+            name = str(accumulator)
         for v, kind in enumerate(VECTORS):
             with np.errstate(invalid="ignore"):
                 rel = np.abs(values[v * trials:(v + 1) * trials] - reference[kind]) / reference[kind]
             for j, n in enumerate(checkpoints):
                 finite = rel[:, j][np.isfinite(rel[:, j])]
                 rows.append({
-                    "accumulator": accumulator, "format": fmt.name, "vectors": kind,
+                    "accumulator": name, "format": fmt.name, "vectors": kind,
                     "rounding": rounding.value, "n": int(n), "trials": trials,
                     "mean_rel_error": float(rel[:, j].mean()),
                     "std_rel_error": float(finite.std()) if len(finite) == trials else float("inf"),
@@ -219,15 +243,19 @@ LIMITS = {"n_max": (10, 10_000_000), "trials": (1, 1000), "points": (2, 100), "s
 
 
 def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None,
-           rounder=round_inputs):
+           rounder=round_inputs, accumulator=None):
     """Run the experiment on ``workers`` processes; return rows of results (dicts).
-    ``rounder`` rounds the inputs (see :func:`_sr_dot_config`; picklable with workers)."""
+    ``rounder`` rounds the inputs (see :func:`_sr_dot_config`; picklable with workers);
+    ``accumulator`` (``"fp32"``, the default, or a column accumulator) sums the products
+    in place of the sequential fp32 chain."""
     n_max, trials, points, seed, workers = (int_param(name, value, *LIMITS[name]) for name, value in
                                             zip(LIMITS, (n_max, trials, points, seed, workers)))
+    accumulator = accumulator_param("accumulator", accumulator)
+    check_accumulator(accumulator, n_max)
     checkpoints = np.unique(np.round(np.logspace(1, np.log10(n_max), points)).astype(np.int64))
     configs = [(fmt, rounding) for fmt in FORMATS for rounding in MODES]
     # Every configuration draws the same vectors (same seed) and its own xorshift lanes.
-    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints, rounder)
+    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints, rounder, accumulator)
             for i, (fmt, rounding) in enumerate(configs)]
     results = {}
     if workers > 1:
@@ -250,15 +278,17 @@ def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, pr
 def print_table(rows, n_max):
     """Mean relative error per configuration at a few N."""
     shown = sorted({r["n"] for r in rows if r["n"] in (10, 100, 1000, 10000, 100000, 1000000) or r["n"] == n_max})
-    header = f"{'accumulator':<11} {'vectors':<12} {'format':<5} {'rounding':<8} " + \
+    accumulators = list(dict.fromkeys(r["accumulator"] for r in rows))
+    width = max(len("accumulator"), *map(len, accumulators))
+    header = f"{'accumulator':<{width}} {'vectors':<12} {'format':<5} {'rounding':<8} " + \
         " ".join(f"{'N=' + format(n, ','):>10}" for n in shown)
     print(header)
     print("-" * len(header))
     table = {}
     for r in rows:
         table.setdefault((r["accumulator"], r["vectors"], r["format"], r["rounding"]), {})[r["n"]] = r["mean_rel_error"]
-    for key in sorted(table, key=lambda k: (ACCUMULATORS.index(k[0]), VECTORS.index(k[1]), k[2], k[3])):
-        print(f"{key[0]:<11} {key[1]:<12} {key[2]:<5} {key[3]:<8} "
+    for key in sorted(table, key=lambda k: (accumulators.index(k[0]), VECTORS.index(k[1]), k[2], k[3])):
+        print(f"{key[0]:<{width}} {key[1]:<12} {key[2]:<5} {key[3]:<8} "
               + " ".join(f"{table[key][n]:>10.2e}" for n in shown))
 
 
@@ -272,7 +302,7 @@ def plot(rows, path: Path):
     styles = {"tf32": "-", "bf16": "--"}
     titles = {"fp32": "fp32 accumulator (RNE)", "narrow": "accumulator in the narrow format"}
     vector_names = {"ones-tenths": "a = 1, b = 0.1", "uniform": "a, b uniform in [0, 1)"}
-    for i, accumulator in enumerate(ACCUMULATORS):
+    for i, accumulator in enumerate(dict.fromkeys(r["accumulator"] for r in rows)):
         for j, kind in enumerate(VECTORS):
             ax = axes[i, j]
             for fmt in FORMATS:
@@ -292,7 +322,7 @@ def plot(rows, path: Path):
             ax.set_yscale("log")
             ax.set_ylim(1e-9, 1e3)
             ax.grid(True, which="major", alpha=0.3)
-            ax.set_title(f"{titles[accumulator]}; {vector_names[kind]}", fontsize=10)
+            ax.set_title(f"{titles.get(accumulator, 'accumulator ' + accumulator)}; {vector_names[kind]}", fontsize=10)
             if i == 1:
                 ax.set_xlabel("N (vector length)")
             if j == 0:
@@ -316,6 +346,10 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of vectors and xorshift lanes, 0..2**20 (default 1)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
+    p.add_argument("--accumulator", default="fp32",
+                   help="the MXU's accumulator: fp32 (default: every add rounded) or "
+                        f"column[:w=W,g=G,sticky,anchor=running|bound] (at most {MAX_TERMS - 1} terms "
+                        "between normalisation points)")
 
 
 def run(args, p) -> int:
@@ -324,12 +358,18 @@ def run(args, p) -> int:
         args.n_max, args.trials, args.points = min(args.n_max, 20_000), min(args.trials, 3), min(args.points, 5)
     check_ranges(p, [(f"--{name.replace('_', '-')}", getattr(args, name), lo, hi)
                      for name, (lo, hi) in LIMITS.items()])
+    try:
+        accumulator = accumulator_param("--accumulator", args.accumulator)
+        check_accumulator(accumulator, args.n_max)
+    except (TypeError, ValueError) as error:
+        p.error(str(error))
     start = time.perf_counter()
     with progress(len(FORMATS) * len(MODES), "sr-dot", "config") as bar:
         def done(what):
             bar.set_postfix_str(what)
             bar.update()
-        rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, done)
+        rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, done,
+                      accumulator=accumulator)
     write_csv(rows, args.out / "sr-dot.csv")
     plot(rows, args.out / "sr-dot.png")
     print(f"sr-dot: mean relative error over {args.trials} trials "
