@@ -118,9 +118,9 @@ UNITS = {
               "product (default); --no-fused-pe: the generic multiplier and adder, the same bits"),
         Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)"),
-        Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or column[:w=W][,sticky]: "
-              "a W-bit fixed-point window per column (W 16..48 for bf16, default 28), rounded once at the "
-              "array's edge (docs/semantics.md)")),
+        Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or "
+              "column[:w=W][,sticky][,anchor=bound]: a W-bit fixed-point window per column (W 16..48 for bf16, "
+              "default 26), rounded once at the array's edge (docs/semantics.md)")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),

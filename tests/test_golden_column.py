@@ -208,4 +208,4 @@ def test_spelling_round_trips():
     for acc in ACCUMULATORS:
         assert accumulator_param("accumulator", str(acc)) == acc
     assert accumulator_param("accumulator", "fp32") is None
-    assert accumulator_param("accumulator", "column").key == "colw28"
+    assert accumulator_param("accumulator", "column").key == "colw26"
