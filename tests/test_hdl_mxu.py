@@ -22,6 +22,8 @@ SIZES = [
     dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky", acc_depth=4,
          out_rounding="rne"),
     dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8", acc_depth=2),
+    dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound", out_rounding="sr",
+         acc_depth=2),
 ]
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]

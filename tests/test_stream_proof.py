@@ -24,8 +24,10 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
     ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
     # The column accumulator: window elements and a pipelined column rounder per column.
     ("mxu", dict(rows=2, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=8", **TAGS)),
+    # The bound anchor (a window wide enough that the tags stay in its sum field).
+    ("mxu", dict(rows=2, cols=2, mul_stages=2, add_stages=1, accumulator="column:w=16,anchor=bound", **TAGS)),
 ], ids=lambda v: v if isinstance(v, str) else "x".join(str(v[k]) for k in ("rows", "cols", "mul_stages", "add_stages"))
-   + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-column" if "accumulator" in v else "")
+   + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-" + v["accumulator"].replace(":", "-") if "accumulator" in v else "")
    if "rows" in v else f"d{v['depth']}")
 def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
