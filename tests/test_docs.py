@@ -12,6 +12,8 @@ Each runs in its own copy of the checkout (tracked and untracked files, not igno
 with ``$ARITH_BUILD`` in a temporary folder, and must exit 0 (or its entry's ``status``)
 and leave every file of the copy outside ``build/`` as it was, except what the entry
 declares it ``writes`` (an explicit publish to ``docs/``).
+
+The docs' lists of the five flag bits name them as ``golden.Flags`` does.
 """
 
 from __future__ import annotations
@@ -652,3 +654,20 @@ def test_run_in_copy_sees_failures(command, status, changed, checkout_copy, tmp_
     ran = run_in_copy(command, *checkout_copy, tmp_path, QUICK_TIMEOUT)
     assert (ran.status, ran.changed) == (status, changed)
     assert not (ROOT / "docs/new.md").exists()
+
+
+#: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
+#: followed by a parenthesis.
+_FLAG_LIST = re.compile(r"\b0 ([\w-]+)" + "".join(rf"(?: \([^)]*\))?, {bit} ([\w-]+)" for bit in range(1, 5)))
+
+
+def test_docs_name_each_flag_bit_as_golden_does():
+    """Every list of the flag bits in the docs names bit ``i`` as ``golden.Flags(1 << i)``
+    (``DIVIDE_BY_ZERO``: divide-by-zero)."""
+    from golden import Flags
+
+    want = [Flags(1 << bit).name.lower().replace("_", "-") for bit in range(5)]
+    lists = [(path.name, match.groups()) for path in doc_files()
+             for match in _FLAG_LIST.finditer(" ".join(path.read_text().split()))]
+    assert len(lists) >= 4, lists         # docs/mxu.md, golden.md, contract.md, board.md at least
+    assert [(name, names) for name, names in lists if list(names) != want] == []
