@@ -119,11 +119,13 @@ def ready_inputs(params: dict, work: Path, cls=MXU) -> dict:
 
 
 def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: int | None = None,
-                 cover_depth: int | None = None, timeout: int = 3600, work: Path | None = None) -> dict:
+                 cover_depth: int | None = None, timeout: int = 3600, work: Path | None = None,
+                 progress=None) -> dict:
     """Prove ``PROPERTIES[kind]`` for the FIFO (``width``, ``depth``) or the MXU (``rows``,
     ``cols``, ``mul_stages``, ``add_stages``, ``in_fmt``, ``acc_fmt``) and reach its covers;
     return the report (``result``: proved, counterexample, unknown (induction failed at
-    this depth) or timeout; the VCD traces)."""
+    this depth) or timeout; the VCD traces). ``progress`` (optional) gets a line as each
+    step starts and now and then while it runs."""
     harness = _harness(kind, params, mutant)
     k, c = default_depths(kind, params)
     depth, cover_depth = depth or k, cover_depth or c
@@ -131,7 +133,9 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
     work = Path(work or build_dir("formal-stream"))
     tag = "_".join(f"{v}" for v in params.values())
     name = f"{kind}_{tag}" + (f"_{mutant}" if mutant else "")
-    prove = run_sby(work, f"{name}_prove", text, mode="prove", depth=depth, timeout=timeout)
+    if progress:
+        progress(f"{name}: k-induction at k = {depth} (SymbiYosys)...")
+    prove = run_sby(work, f"{name}_prove", text, mode="prove", depth=depth, timeout=timeout, progress=progress)
     result = {"PASS": "proved", "FAIL": "counterexample", "UNKNOWN": "unknown", "TIMEOUT": "timeout"}.get(
         prove["status"], "error")
     if result == "error":
@@ -145,7 +149,10 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
         report["ready_inputs"] = ready_inputs(params, work)
         report["ready_contract_holds"] = report["ready_inputs"] == READY_CONTRACT
     if mutant is None:
-        cover = run_sby(work, f"{name}_cover", text, mode="cover", depth=cover_depth, timeout=timeout)
+        if progress:
+            progress(f"{name}: covers within {cover_depth} cycles (SymbiYosys)...")
+        cover = run_sby(work, f"{name}_cover", text, mode="cover", depth=cover_depth, timeout=timeout,
+                        progress=progress)
         reached = re.findall(r"Reached cover statement in step (\d+) at top: \S+ \((\S+)\)", cover["log"])
         unreached = re.findall(r"Unreached cover statement at top: \S+ \((\S+)\)", cover["log"])
         report["covers"] = {"depth": cover_depth, "reached": len(set(n for _, n in reached)),
