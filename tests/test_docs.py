@@ -200,7 +200,6 @@ _SMALL_STALL_CONE = "python -m synth.stall_cone --rows 2 --cols 2"
 _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stages 1 --convert-inputs "
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
-_MODEL = ("hdl/timing_model.json",)
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
 
 #: Every command the docs show, by its text (a script: its first line).
@@ -344,16 +343,16 @@ COMMANDS: dict[str, Entry] = {
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
     # docs/timing.md
-    "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
+    "python -m synth.timing --fit": Entry(SLOW),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --lock build/heavy.lock": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only mul_exact,mul_rne,pe": Entry(SLOW),
     "python -m synth.timing --arch ice40": Entry(SLOW),
-    "python -m synth.timing --fit-only": Entry(FAST, writes=_MODEL),
+    "python -m synth.timing --fit-only": Entry(FAST),
     "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --cached-only --fit": Entry(
-        SLOW, before="python -m synth.timing --arch ecp5,ice40", writes=_MODEL),
+        SLOW, before="python -m synth.timing --arch ecp5,ice40"),
     "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
     "[--lock FILE]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
