@@ -13,7 +13,8 @@ with ``$ARITH_BUILD`` in a temporary folder, and must exit 0 (or its entry's ``s
 and leave every file of the copy outside ``build/`` as it was, except what the entry
 declares it ``writes`` (an explicit publish to ``docs/``).
 
-The docs' lists of the five flag bits name them as ``golden.Flags`` does.
+The docs' lists of the five flag bits name them as ``golden.Flags`` does; the Python of
+the docs in ``RUNNABLE_PYTHON`` runs as a reader types it.
 """
 
 from __future__ import annotations
@@ -670,3 +671,40 @@ def test_docs_name_each_flag_bit_as_golden_does():
              for match in _FLAG_LIST.finditer(" ".join(path.read_text().split()))]
     assert len(lists) >= 4, lists         # docs/mxu.md, golden.md, contract.md, board.md at least
     assert [(name, names) for name, names in lists if list(names) != want] == []
+
+
+#: Docs whose Python is a session a reader can type as written.
+RUNNABLE_PYTHON = ["README.md", "docs/matmul.md"]
+#: An inline call into golden (``golden.jax.dot(x, w, ...)``), run after the doc's blocks.
+_GOLDEN_CALL = re.compile(r"`(golden\.[\w.]+\([^`]*\))`")
+
+
+def python_session(path: Path) -> str:
+    """The ``python`` blocks of a doc in order, then its inline ``golden.*(...)`` calls
+    without a ``...`` placeholder: what a reader types, as one script."""
+    blocks, calls, block = [], [], None
+    for text in path.read_text().splitlines():
+        fence = _FENCE.match(text.strip())
+        if fence and block is None:
+            block = [] if fence.group(2).lower() == "python" else False
+        elif fence and text.strip() == fence.group(1):
+            if block:
+                blocks.append("\n".join(block))
+            block = None
+        elif block is not None:
+            if block is not False:
+                block.append(text)
+        else:
+            calls += [call for call in _GOLDEN_CALL.findall(text) if "..." not in call]
+    return "\n".join(blocks + calls) + "\n"
+
+
+@pytest.mark.parametrize("name", RUNNABLE_PYTHON)
+def test_python_shown_runs_as_written(name, checkout_copy, tmp_path):
+    """The doc's Python runs as a reader types it (``import numpy as np, golden`` then
+    ``golden.jax.dot(...)``, say) and changes nothing outside build/."""
+    session = python_session(ROOT / name)
+    assert "import" in session
+    ran = run_in_copy(f"python -c {shlex.quote(session)}", *checkout_copy, tmp_path, QUICK_TIMEOUT)
+    assert ran.status == 0, f"{name}: its Python failed:\n{session}\n{ran.output[-3000:]}"
+    assert ran.changed == []
