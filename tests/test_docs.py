@@ -218,7 +218,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal UNIT --stages N": Entry(SYNOPSIS),
     "python -m sim.compiled.exhaustive mul ...": Entry(SYNOPSIS),
     "python -m sim.compiled.matmul": Entry(SLOW),
-    "python -m synth.mxu_pnr --sizes 4x4:m4a6": Entry(SLOW),
+    "python -m synth.mxu_pnr --sizes 4x4:m4a6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.timing": Entry(SLOW),
     "python -m golden.experiments NAME": Entry(SYNOPSIS),
     "python -m hdl.board": Entry(SLOW, check="python -m hdl.board --elaborate-only"),
