@@ -86,6 +86,18 @@ def test_a_refit_leaves_hdl_untouched_and_agrees_with_the_committed_model(tmp_pa
     assert predicted(tmp_path / "timing.csv") == predicted(sweep.ROOT / "docs" / "timing.csv")
 
 
+def test_nextpnr_fail_against_the_unreachable_constraint_is_explained():
+    from synth.pnr import explain_verdict
+
+    fail = "Warning: Max frequency for clock '$glbnet$cd_sync.clk': 192.57 MHz (FAIL at 300.03 MHz)\n"
+    explained = explain_verdict(fail, above_every_design=True)
+    assert explained.startswith(fail.rstrip("\n")) and explained.endswith("192.57 MHz is the Fmax reached]\n")
+    assert "on purpose" in explained
+    assert explain_verdict(fail, above_every_design=False) == fail          # a clock the user asked for
+    passed = "Info: Max frequency for clock '$glbnet$clk': 131.70 MHz (PASS at 100.00 MHz)\n"
+    assert explain_verdict(passed, above_every_design=True) == passed
+
+
 def test_only_names_an_unknown_design(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         sweep.main(["--only", "add,adder", "--cache", str(tmp_path), "--docs", str(tmp_path), "--cached-only"])
