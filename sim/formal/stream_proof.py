@@ -27,7 +27,7 @@ from .stream_mxu import MXUHarness, TagMXU
 __all__ = ["PROPERTIES", "READY_CONTRACT", "check_stream", "default_depths", "ready_inputs"]
 
 
-#: What ``check_stream`` proves, per harness (docs/formal.md).
+#: What ``check_stream`` proves, per harness (docs/formal-streams.md).
 PROPERTIES = {
     "fifo": ["every row written leaves once, unchanged, in order (a tracked row, chosen freely)",
              "no row is offered that was not written",
@@ -46,7 +46,7 @@ PROPERTIES = {
             "the sticky flags of each column are the OR of the flags of every row that left the array since "
             "the last flags_clear, the rows leaving in the clear cycle included"],
 }
-#: With output accumulators (``acc_depth``), the row properties are per y row (docs/formal.md).
+#: With output accumulators (``acc_depth``), the row properties are per y row (docs/formal-streams.md).
 PROPERTIES["mxu_acc"] = [p for p in PROPERTIES["mxu"] if "tracked row" not in p and "it " not in p[:3]] + [
     "only rows with last make a y row and take a credit; the others write their accumulator row",
     "every accumulator row equals the datasheet's: first loads the row's result, another row adds to it "
