@@ -196,7 +196,6 @@ def main(argv=None) -> int:
 
 
 def _main_pe(args) -> int:
-    _progress(f"pe {args.in_fmt} -> {args.acc_fmt}: structural equivalence, fused against generic (Yosys)...")
     report = check_pe(args.in_fmt, args.acc_fmt, mutant=args.mutant, timeout=args.timeout, progress=_progress)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")

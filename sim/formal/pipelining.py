@@ -213,6 +213,8 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
     gold = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, fused=False)
     if mutant is not None and not 0 <= mutant < 1 << gate.in_fmt.width:
         raise ValueError(f"mutant must be an x_in of {gate.in_fmt.width} bits, not {mutant:#x}")
+    if progress:
+        progress(f"pe {gate.in_fmt} -> {gate.acc_fmt}: the fused element against the generic one (Yosys)...")
     work = build_dir("formal")
     work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work, prefix="formal_pe_") as folder:
