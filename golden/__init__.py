@@ -11,3 +11,11 @@ __all__ = [
     "parse_format", "Rounding", "Flags", "Unpacked", "unpack", "pack", "to_float64",
     "from_float64", "convert", "multiply", "add", "matmul", "Product", "PRESETS",
 ]
+
+
+def __getattr__(name):
+    # ``golden.jax`` needs the jax extra: imported on first use, so golden itself works without JAX.
+    if name == "jax":
+        import importlib
+        return importlib.import_module(".jax", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

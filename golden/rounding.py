@@ -45,7 +45,7 @@ class Flags(enum.IntFlag):
     INEXACT = 1
     UNDERFLOW = 2
     OVERFLOW = 4
-    INFINITE = 8  # divide by zero: never raised by these operations
+    DIVIDE_BY_ZERO = 8  # SoftFloat's "infinite" flag: never raised, nothing here divides
     INVALID = 16
 
 

@@ -6,7 +6,8 @@ bf16 SR unit and the MXU processing element, each in ``pnr.FmaxHarness`` (on iCE
 fp32 adder's 28-bit significand add/subtract alone, the fabric's reference). One run at a time
 (``--lock`` takes a file lock around each); every result is cached under ``--cache`` as it
 comes, and ``docs/timing.csv`` / ``docs/timing-fmax-vs-stages.png`` are rewritten after each.
-``--fit`` refits ``hdl/timing_model.json`` from the CSV.
+``--fit`` refits the delay model from the runs, ``--fit-only`` from docs/timing.csv: the model
+goes to ``--model-out`` (under build/; ``--model-out hdl/timing_model.json`` publishes it).
 """
 
 from __future__ import annotations
@@ -376,13 +377,18 @@ def _parser() -> Parser:
                              "--docs docs publishes)")
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--cached-only", action="store_true", help="write the outputs from cached runs only")
-    parser.add_argument("--fit", action="store_true", help="refit hdl/timing_model.json from the runs")
+    parser.add_argument("--fit", action="store_true", help="refit the delay model from the runs (to --model-out)")
     parser.add_argument("--seeds", default=None, metavar="S,S,...",
                         help="also place and route with these nextpnr seeds (e.g. 1,2,3): each design's median, "
                              "min and max go to --docs/timing-seeds.csv (merged by part, module and seed)")
     parser.add_argument("--fit-only", action="store_true",
-                        help="refit hdl/timing_model.json from every row of docs/timing.csv (the published "
-                             "measurements), run nothing")
+                        help="refit the delay model from every row of docs/timing.csv (the published "
+                             "measurements) to --model-out, and write timing.csv with its predictions to "
+                             "--docs; place and route nothing")
+    model_out = build_dir("results", "timing-out", "timing_model.json")
+    parser.add_argument("--model-out", type=Path, default=model_out,
+                        help=f"where --fit and --fit-only write the model (default {model_out}; "
+                             f"--model-out hdl/timing_model.json publishes the one hdl.build --target-mhz uses)")
     parser.add_argument("--only", default=None, help="run only these designs, e.g. add,pe or add:9,pe:6x9 (default all of "
                         f"{', '.join(UNITS)})")
     return parser
@@ -409,23 +415,33 @@ def _plan(parser, args) -> list[tuple]:
     return plan
 
 
-def _write_model(model: dict) -> None:
-    timing.MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
+def _write_model(model: dict, path: Path) -> None:
+    write_text(path, json.dumps(model, indent=2) + "\n")
     for arch, c in model.items():
         print(f"{arch}: " + ", ".join(f"{k} {c[k]}" for k in timing.COEFFICIENTS) + f" ({c['source']}, "
               f"rms error {c['rms_error_pct']} %)")
-    print(f"wrote {timing.MODEL_PATH}")
+    if path.resolve() == timing.MODEL_PATH.resolve():
+        print(f"wrote {path}: published")
+    else:
+        same = model == timing.load_model()
+        print(f"wrote {path}: " + ("the same as hdl/timing_model.json" if same else
+                                   "differs from hdl/timing_model.json (--model-out hdl/timing_model.json publishes)"))
 
 
 @command("python -m synth.timing")
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    check_output(args.docs, "--docs", folder=True)
+    if args.fit or args.fit_only:
+        check_output(args.model_out, "--model-out")
     if args.fit_only:
-        _write_model(fit(csv_rows(ROOT / "docs" / "timing.csv"), timing.load_model()))
+        model = fit(csv_rows(ROOT / "docs" / "timing.csv"), timing.load_model())
+        _write_model(model, args.model_out)
+        write_outputs(csv_rows(ROOT / "docs" / "timing.csv"), args.docs, model)
+        print(f"wrote {args.docs / 'timing.csv'} with the model's predictions")
         return 0
     plan = _plan(parser, args)
-    check_output(args.docs, "--docs", folder=True)
     seeds = _seeds(parser, args.seeds)
     rows = []
     model = timing.load_model()
@@ -454,7 +470,7 @@ def main(argv=None) -> int:
         print(write_seeds(runs, args.docs / "timing-seeds.csv"))
     if args.fit:
         model = fit(cached_rows(args.cache), model)
-        _write_model(model)
+        _write_model(model, args.model_out)
     rows = write_outputs(cached_rows(args.cache), args.docs, model)
     print(markdown(rows))
     return 0

@@ -27,7 +27,7 @@ def pytest_addoption(parser):
              "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
     parser.addoption(
         "--formal-large", action="store_true",
-        help="also prove the MXU's stream contract at the larger sizes of docs/formal.md (1x4, 1x3 m2a2, "
+        help="also prove the MXU's stream contract at the larger sizes of docs/formal-streams.md (1x4, 1x3 m2a2, "
              "3x3, 4x4: about 8 minutes on one core; tests/test_stream_proof.py)")
     parser.addoption(
         "--docs-slow", action="store_true",

@@ -12,6 +12,9 @@ Each runs in its own copy of the checkout (tracked and untracked files, not igno
 with ``$ARITH_BUILD`` in a temporary folder, and must exit 0 (or its entry's ``status``)
 and leave every file of the copy outside ``build/`` as it was, except what the entry
 declares it ``writes`` (an explicit publish to ``docs/``).
+
+The docs' lists of the five flag bits name them as ``golden.Flags`` does; the Python of
+the docs in ``RUNNABLE_PYTHON`` runs as a reader types it.
 """
 
 from __future__ import annotations
@@ -198,7 +201,6 @@ _SMALL_STALL_CONE = "python -m synth.stall_cone --rows 2 --cols 2"
 _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stages 1 --convert-inputs "
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
-_MODEL = ("hdl/timing_model.json",)
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
 
 #: Every command the docs show, by its text (a script: its first line).
@@ -216,7 +218,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal UNIT --stages N": Entry(SYNOPSIS),
     "python -m sim.compiled.exhaustive mul ...": Entry(SYNOPSIS),
     "python -m sim.compiled.matmul": Entry(SLOW),
-    "python -m synth.mxu_pnr --sizes 4x4:m4a6": Entry(SLOW),
+    "python -m synth.mxu_pnr --sizes 4x4:m4a6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.timing": Entry(SLOW),
     "python -m golden.experiments NAME": Entry(SYNOPSIS),
     "python -m hdl.board": Entry(SLOW, check="python -m hdl.board --elaborate-only"),
@@ -347,16 +349,16 @@ COMMANDS: dict[str, Entry] = {
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
     # docs/timing.md
-    "python -m synth.timing --fit": Entry(SLOW, writes=_MODEL),
+    "python -m synth.timing --fit": Entry(SLOW),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --lock build/heavy.lock": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only mul_exact,mul_rne,pe": Entry(SLOW),
     "python -m synth.timing --arch ice40": Entry(SLOW),
-    "python -m synth.timing --fit-only": Entry(FAST, writes=_MODEL),
+    "python -m synth.timing --fit-only": Entry(FAST),
     "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --cached-only --fit": Entry(
-        SLOW, before="python -m synth.timing --arch ecp5,ice40", writes=_MODEL),
+        SLOW, before="python -m synth.timing --arch ecp5,ice40"),
     "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
     "[--lock FILE]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
@@ -657,3 +659,57 @@ def test_run_in_copy_sees_failures(command, status, changed, checkout_copy, tmp_
     ran = run_in_copy(command, *checkout_copy, tmp_path, QUICK_TIMEOUT)
     assert (ran.status, ran.changed) == (status, changed)
     assert not (ROOT / "docs/new.md").exists()
+
+
+#: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
+#: followed by a parenthesis.
+_FLAG_LIST = re.compile(r"\b0 ([\w-]+)" + "".join(rf"(?: \([^)]*\))?, {bit} ([\w-]+)" for bit in range(1, 5)))
+
+
+def test_docs_name_each_flag_bit_as_golden_does():
+    """Every list of the flag bits in the docs names bit ``i`` as ``golden.Flags(1 << i)``
+    (``DIVIDE_BY_ZERO``: divide-by-zero)."""
+    from golden import Flags
+
+    want = [Flags(1 << bit).name.lower().replace("_", "-") for bit in range(5)]
+    lists = [(path.name, match.groups()) for path in doc_files()
+             for match in _FLAG_LIST.finditer(" ".join(path.read_text().split()))]
+    assert len(lists) >= 4, lists         # docs/mxu.md, golden.md, contract.md, board.md at least
+    assert [(name, names) for name, names in lists if list(names) != want] == []
+
+
+#: Docs whose Python is a session a reader can type as written.
+RUNNABLE_PYTHON = ["README.md", "docs/matmul.md"]
+#: An inline call into golden (``golden.jax.dot(x, w, ...)``), run after the doc's blocks.
+_GOLDEN_CALL = re.compile(r"`(golden\.[\w.]+\([^`]*\))`")
+
+
+def python_session(path: Path) -> str:
+    """The ``python`` blocks of a doc in order, then its inline ``golden.*(...)`` calls
+    without a ``...`` placeholder: what a reader types, as one script."""
+    blocks, calls, block = [], [], None
+    for text in path.read_text().splitlines():
+        fence = _FENCE.match(text.strip())
+        if fence and block is None:
+            block = [] if fence.group(2).lower() == "python" else False
+        elif fence and text.strip() == fence.group(1):
+            if block:
+                blocks.append("\n".join(block))
+            block = None
+        elif block is not None:
+            if block is not False:
+                block.append(text)
+        else:
+            calls += [call for call in _GOLDEN_CALL.findall(text) if "..." not in call]
+    return "\n".join(blocks + calls) + "\n"
+
+
+@pytest.mark.parametrize("name", RUNNABLE_PYTHON)
+def test_python_shown_runs_as_written(name, checkout_copy, tmp_path):
+    """The doc's Python runs as a reader types it (``import numpy as np, golden`` then
+    ``golden.jax.dot(...)``, say) and changes nothing outside build/."""
+    session = python_session(ROOT / name)
+    assert "import" in session
+    ran = run_in_copy(f"python -c {shlex.quote(session)}", *checkout_copy, tmp_path, QUICK_TIMEOUT)
+    assert ran.status == 0, f"{name}: its Python failed:\n{session}\n{ran.output[-3000:]}"
+    assert ran.changed == []

@@ -116,20 +116,51 @@ def test_cut_registers_add_up_to_the_latency(key):
         gc.collect()                      # their warnings here, where they are filtered
 
 
-def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path):
+def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path, capsys):
     """The depths bounded model checking did not finish: every path a delay of N, and the
-    netlist with its registers as wires the combinational unit; a mutant is not equal."""
+    netlist with its registers as wires the combinational unit; a mutant is not equal.
+    At 3 stages as a user types it: the default method is structural, said before it starts."""
     from sim.formal.cli import main
-    for stages in (3, 5):
+    for stages, method in ((3, []), (5, ["--method", "structural"])):
         report = tmp_path / f"s{stages}.json"
         assert main(["mul", "--in-fmt", "fp32", "--out-fmt", "fp32", "--stages", str(stages),
-                     "--method", "structural", "--report", str(report)]) == 0
+                     *method, "--report", str(report)]) == 0
+        if not method:
+            assert capsys.readouterr().err.startswith("fpmul_fp32_fp32_rne_s3: method structural (")
         facts = json.loads(report.read_text())
         assert facts["result"] == "proved" and facts["pairs"] > 200
         assert facts["path_registers"] == {"flags": [stages, stages], "result": [stages, stages],
                                            "valid_out": [stages, stages]}
     assert main(["mul", "--in-fmt", "fp32", "--out-fmt", "fp32", "--stages", "3", "--method", "structural",
                  "--mutant", "0x3f800000"]) == 1
+
+
+@pytest.mark.parametrize("key, params, stages, bmc_options, method", [
+    ("mul", dict(in_fmt="fp32", out_fmt="fp32"), 3, False, "structural"),   # bmc: not in 10 minutes
+    ("mul", dict(in_fmt="fp16", out_fmt="fp16"), 3, False, "structural"),   # bmc: not in 150 s
+    ("product", dict(in_fmt="fp16"), 4, False, "structural"),
+    ("mul", dict(in_fmt="fp32", out_fmt="fp32"), 3, True, "bmc"),           # --depth or --input-delay given
+    ("mul", dict(in_fmt="bf16", out_fmt="fp32"), 9, False, "bmc"),          # bmc: 4 s
+    ("product", dict(), 7, False, "bmc"),
+    ("add", dict(fmt="fp32"), 21, False, "bmc"),                            # bmc: 21 s, structural 40-50 s
+    ("rounder", dict(rng=False), 4, False, "bmc"),
+])
+def test_default_method_is_one_that_finishes(key, params, stages, bmc_options, method):
+    from hdl.timing import unused
+    from sim.formal.cli import choose_method
+
+    unit = FORMAL_UNITS[key].build(**params, stages=stages)[0]
+    unused(unit)
+    assert choose_method(key, unit, bmc_options=bmc_options)[0] == method
+
+
+def test_a_running_tool_reports_progress_and_is_stopped_at_its_timeout(tmp_path):
+    from sim.formal.equiv import run_tool
+
+    lines = []
+    done = run_tool(["sleep", "0.5"], cwd=tmp_path, progress=lines.append, every=0.1)
+    assert done.returncode == 0 and len(lines) >= 3 and lines[0].startswith("  still running: 0 s")
+    assert run_tool(["sleep", "5"], cwd=tmp_path, timeout=0.3, every=0.1) is None
 
 
 def test_path_registers_finds_unbalanced_paths_and_loops():

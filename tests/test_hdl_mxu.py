@@ -1,7 +1,8 @@
 """MXU regressions: multi-tile streams with explicit swaps, bubbles, backpressure, input
 conversion, output rounding lanes, tile accumulation, sticky flags and clears, defined start,
 swaps waiting for their tile, latency and full-rate throughput, bit for bit against
-golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench."""
+golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench; the
+datasheet's table of the registers ``rst`` resets, against the elaborated design."""
 
 import pytest
 
@@ -91,3 +92,67 @@ def test_mxu_options_are_checked_and_described():
     assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (29, 25, 32, 21)
     assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
+
+
+def _sync_registers(fragment, path=()):
+    """``{hierarchical name: has a reset}`` of every register an elaborated fragment drives."""
+    found = {}
+    for domain, statements in fragment.statements.items():
+        if domain != "comb":
+            for statement in statements:
+                # Amaranth has no public way to list what a statement assigns.
+                for signal in statement._lhs_signals():
+                    found[".".join((*path, signal.name))] = not signal.reset_less
+    for sub, name, _ in fragment.subfragments:
+        found.update(_sync_registers(sub, (*path, name)))
+    return found
+
+
+def _datasheet_reset_table():
+    """docs/mxu.md's *What `rst` resets* table: ``[(globs, reset, reset without fused_pe)]``."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs/mxu.md").read_text()
+    section = text.split("### What `rst` resets", 1)[1].split("\n#", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[2] in ("reset", "---"):
+            continue
+        globs = [re.sub(r"<\w+>", "*", name) for name in re.findall(r"`([^`]+)`", cells[1])]
+        reset = cells[2].startswith("yes")
+        rows.append((globs, reset, reset or "yes with `--no-fused-pe`" in cells[2]))
+    return rows
+
+
+#: The datasheet's reset table is checked on these: every kind of register, with and without fused_pe.
+RESET_CONFIGS = [
+    dict(rows=2, cols=3, mul_stages=2, add_stages=1, convert_inputs=True, out_rounding="sr", acc_depth=2),
+    dict(rows=3, cols=1, axi_stream=True, out_rounding="rne"),
+    dict(rows=2, cols=2, mul_stages=2, add_stages=2, fused_pe=False),
+]
+
+
+def test_datasheet_says_which_registers_rst_resets():
+    """Every register of the elaborated MXU matches a row of the datasheet's reset table
+    (the first that matches) and has a reset exactly when that row says so; every row
+    names registers that exist."""
+    from fnmatch import fnmatchcase
+
+    from amaranth.hdl import Fragment
+    from hdl.mxu import MXU
+
+    table = _datasheet_reset_table()
+    wrong, used = [], set()
+    for params in RESET_CONFIGS:
+        fused = params.get("fused_pe", True)
+        for name, has_reset in sorted(_sync_registers(Fragment.get(MXU(**params), None)).items()):
+            row = next((i for i, (globs, _, _) in enumerate(table) if any(fnmatchcase(name, g) for g in globs)),
+                       None)
+            assert row is not None, f"{_id(params)}: {name} is in no row of docs/mxu.md's reset table"
+            used.add(row)
+            if (table[row][1] if fused else table[row][2]) != has_reset:
+                wrong.append(f"{_id(params)}: {name} {'has' if has_reset else 'has no'} reset")
+    assert not wrong, "docs/mxu.md's reset table is wrong: " + ", ".join(wrong)
+    assert used == set(range(len(table))), f"table rows that match no register: {set(range(len(table))) - used}"

@@ -37,7 +37,7 @@ def test_proved_and_covers_reached(kind, params, tmp_path):
     assert report["covers"]["unreached"] == 0 and report["covers"]["reached"] == covers, report["covers"]
 
 
-#: The larger sizes of docs/formal.md's table, proved only with ``pytest --formal-large``.
+#: The larger sizes of docs/formal-streams.md's table, proved only with ``pytest --formal-large``.
 LARGE = [dict(rows=1, cols=4), dict(rows=1, cols=3, mul_stages=2, add_stages=2), dict(rows=3, cols=3),
          dict(rows=4, cols=4), dict(rows=3, cols=3, mul_stages=1, add_stages=2, accumulator="column:w=8")]
 

@@ -71,6 +71,33 @@ def test_fit_recovers_the_coefficients_that_made_the_periods():
         assert timing.predict_mhz(design, "ecp5", {"ecp5": fitted}) == pytest.approx(row["fmax_mhz"], rel=0.01)
 
 
+def test_a_refit_leaves_hdl_untouched_and_agrees_with_the_committed_model(tmp_path):
+    """``--fit-only`` writes the model and timing.csv where it is told (build/ by default),
+    never hdl/timing_model.json unless named; refitted from docs/timing.csv it is the
+    committed model, and its predictions are those docs/timing.csv carries."""
+    import hashlib
+
+    committed = hashlib.sha256(timing.MODEL_PATH.read_bytes()).hexdigest()
+    model_out = tmp_path / "model.json"
+    assert sweep.main(["--fit-only", "--docs", str(tmp_path), "--model-out", str(model_out)]) == 0
+    assert hashlib.sha256(timing.MODEL_PATH.read_bytes()).hexdigest() == committed
+    assert timing.load_model(model_out) == timing.load_model(), "docs/timing.csv refits to another model: publish it"
+    predicted = lambda path: [r["predicted_mhz"] for r in sweep.csv_rows(path)]      # noqa: E731
+    assert predicted(tmp_path / "timing.csv") == predicted(sweep.ROOT / "docs" / "timing.csv")
+
+
+def test_nextpnr_fail_against_the_unreachable_constraint_is_explained():
+    from synth.pnr import explain_verdict
+
+    fail = "Warning: Max frequency for clock '$glbnet$cd_sync.clk': 192.57 MHz (FAIL at 300.03 MHz)\n"
+    explained = explain_verdict(fail, above_every_design=True)
+    assert explained.startswith(fail.rstrip("\n")) and explained.endswith("192.57 MHz is the Fmax reached]\n")
+    assert "on purpose" in explained
+    assert explain_verdict(fail, above_every_design=False) == fail          # a clock the user asked for
+    passed = "Info: Max frequency for clock '$glbnet$clk': 131.70 MHz (PASS at 100.00 MHz)\n"
+    assert explain_verdict(passed, above_every_design=True) == passed
+
+
 def test_only_names_an_unknown_design(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         sweep.main(["--only", "add,adder", "--cache", str(tmp_path), "--docs", str(tmp_path), "--cached-only"])

@@ -1,25 +1,49 @@
 """The proofs' command line: ``python -m sim.formal UNIT ...`` (``--help``).
 
-``UNIT --stages N``: pipelining changes no bit (``sim.formal.pipelining``, or
-``--method structural``: ``sim.formal.structural``); ``pe``: the fused processing element
-equals the generic one; ``fifo`` and ``mxu``: the stream contract (``sim.formal.stream_proof``).
+``UNIT --stages N``: pipelining changes no bit (``--method bmc``: ``sim.formal.pipelining``;
+``--method structural``: ``sim.formal.structural``; by default the one that finishes for the
+unit, ``choose_method``); ``pe``: the fused processing element equals the generic one; ``fifo``
+and ``mxu``: the stream contract (``sim.formal.stream_proof``). The method and each step are
+announced on stderr, with a line every ``HEARTBEAT_SECONDS`` while a tool runs.
 Exit status: 0 proved, 1 counterexample or timeout, 2 bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
 
 from golden.tools.cli import Parser, check_output, command, write_text
-from hdl.build import add_unit_arguments
+from hdl.build import add_unit_arguments, module_name
+from hdl.timing import unused
 
 from .pipelining import FORMAL_UNITS, MAX_DEPTH, _configure, _yosys, check, check_pe
 from .structural import check_structural
 
-__all__ = ["main"]
+__all__ = ["BMC_MAX_SIGNIFICAND", "choose_method", "main"]
+
+#: The widest significand (hidden bit included) of a multiplier whose bounded check finishes:
+#: with a register in front of one of the two significand products only, SAT has to prove
+#: them equal. bf16's 8 bits take seconds (docs/formal.md); fp16's 11 had no answer in 150 s,
+#: fp32's 24 none in 10 minutes, while the structural method proves both in seconds.
+BMC_MAX_SIGNIFICAND = 8
+_MULTIPLIERS = ("mul", "product")
+
+
+def choose_method(key: str, component, *, bmc_options: bool = False) -> tuple[str, str]:
+    """``(method, why)`` for ``--method auto``: ``structural`` for a multiplier (``mul``,
+    ``product``) whose significand is wider than ``BMC_MAX_SIGNIFICAND`` bits, ``bmc`` for
+    everything else and whenever an option of the bounded check is given (``bmc_options``)."""
+    if bmc_options:
+        return "bmc", "--depth and --input-delay are options of the bounded check"
+    precision = component.in_fmt.precision if key in _MULTIPLIERS else None
+    if precision is not None and precision > BMC_MAX_SIGNIFICAND:
+        return "structural", (f"the bounded check of a {precision}-bit significand multiplier may not finish "
+                              f"(fp32 at 3 stages: not in 10 minutes); the structural proof takes seconds")
+    return "bmc", "the bounded check from reset finishes for this unit (docs/formal.md)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,10 +73,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="limit of the solver's Yosys run, wall-clock seconds (default 3600)")
         p.add_argument("--mutant", type=lambda s: int(s, 0), default=None, metavar="A",
                        help="test only: flip result bit 0 of the pipelined unit when operand a == A")
-        p.add_argument("--method", choices=("bmc", "structural"), default="bmc",
-                       help="bmc: bounded model checking of the miter from reset (default); structural: "
-                            "every path a delay of N, and the netlist with wires for registers equal to "
-                            "stages=0 (sim.formal.structural)")
+        p.add_argument("--method", choices=("auto", "bmc", "structural"), default="auto",
+                       help="bmc: bounded model checking of the miter from reset; structural: every path a "
+                            "delay of N, and the netlist with wires for registers equal to stages=0 "
+                            f"(sim.formal.structural); auto (default): structural for a multiplier whose "
+                            f"significand is wider than {BMC_MAX_SIGNIFICAND} bits (its bounded check may not "
+                            "finish), bmc otherwise; the choice is printed first")
     return parser
 
 
@@ -94,7 +120,8 @@ def _main_stream(args) -> int:
             params["acc_depth"] = args.acc_depth
         if args.accumulator != "fp32":
             params["accumulator"] = args.accumulator
-    report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout)
+    report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout,
+                          progress=_progress)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")
     print(f"{args.unit} {params}: {report['result']} at k = {report['depth']} in {report['seconds']} s")
@@ -114,7 +141,20 @@ def _main_stream(args) -> int:
 
 
 def _progress(line: str) -> None:
+    """A line of progress on stderr (the results go to stdout)."""
     print(line, file=sys.stderr, flush=True)
+
+
+def _announcing(first: str):
+    """``_progress``, with ``first`` before its first line: said when the work starts, after
+    the arguments are checked (a bad one gets its one-line error alone)."""
+    pending = [first]
+
+    def progress(line: str) -> None:
+        while pending:
+            _progress(pending.pop())
+        _progress(line)
+    return progress
 
 
 @command("python -m sim.formal")
@@ -131,15 +171,23 @@ def main(argv=None) -> int:
         return _main_stream(args)
     unit = FORMAL_UNITS[args.unit]
     params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
-    if args.method == "structural":
-        if args.depth is not None or args.input_delay is not None:
+    bmc_options = args.depth is not None or args.input_delay is not None
+    pipelined, dut, ref, values = _configure(args.unit, params, args.stages, args.mutant)
+    name = module_name(unit, pipelined)
+    method, progress = args.method, _progress
+    if method == "auto":
+        method, why = choose_method(args.unit, pipelined, bmc_options=bmc_options)
+        progress = _announcing(f"{name}: method {method} ({why}; --method bmc or structural to choose)")
+    if method == "structural":
+        if bmc_options:
             raise ValueError("--depth and --input-delay are options of --method bmc")
-        pipelined, dut, ref, values = _configure(args.unit, params, args.stages, args.mutant)
-        report = check_structural(args.unit, pipelined, dut, ref, values, yosys=_yosys, timeout=args.timeout)
+        progress(f"{name}: structural proof, {args.stages} stages against 0 (Yosys)...")
+        report = check_structural(args.unit, pipelined, dut, ref, values,
+                                  yosys=functools.partial(_yosys, progress=progress), timeout=args.timeout)
     else:
+        unused(pipelined, dut, ref)             # check() builds its own
         report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
-                       timeout=args.timeout, input_delay=args.input_delay,
-                       progress=_progress if sys.stderr.isatty() else None)
+                       timeout=args.timeout, input_delay=args.input_delay, progress=progress)
     text = json.dumps(report, indent=2) + "\n"
     if args.report is not None:
         write_text(args.report, text)
@@ -152,7 +200,7 @@ def main(argv=None) -> int:
 
 
 def _main_pe(args) -> int:
-    report = check_pe(args.in_fmt, args.acc_fmt, mutant=args.mutant, timeout=args.timeout)
+    report = check_pe(args.in_fmt, args.acc_fmt, mutant=args.mutant, timeout=args.timeout, progress=_progress)
     if args.report is not None:
         write_text(args.report, json.dumps(report, indent=2) + "\n")
     print(f"{report['module']}: {report['result']} ({report['pairs']} signal pairs) in {report['seconds']} s")

@@ -1,14 +1,44 @@
-"""What ``sim.formal``'s proofs share: a Yosys structural equivalence run of two designs and
-the facts every report carries about the tools."""
+"""What ``sim.formal``'s proofs share: a Yosys structural equivalence run of two designs,
+the facts every report carries about the tools, and running a tool with a line of progress
+while it works."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
+import time
 
 from hdl.toolchain import yosys_version
 
-__all__ = ["equiv_script", "equiv_verdict", "tools"]
+__all__ = ["HEARTBEAT_SECONDS", "equiv_script", "equiv_verdict", "run_tool", "tools"]
+
+#: Seconds between the progress lines of a tool still running.
+HEARTBEAT_SECONDS = 10.0
+
+
+def run_tool(command: list[str], *, cwd, timeout: float | None = None, progress=None, env=None,
+             every: float = HEARTBEAT_SECONDS) -> subprocess.CompletedProcess | None:
+    """Run ``command`` to the end, its output captured; None when it ran out of ``timeout``
+    seconds (wall clock; then it is stopped). While it runs, ``progress`` (if given) is
+    called with a line every ``every`` seconds: how long it has been running."""
+    start = time.monotonic()
+    with subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        while True:
+            wait = every if timeout is None else min(every, max(timeout - (time.monotonic() - start), 0))
+            try:
+                out, err = proc.communicate(timeout=wait)
+                return subprocess.CompletedProcess(command, proc.returncode, out, err)
+            except subprocess.TimeoutExpired:
+                elapsed = time.monotonic() - start
+                if timeout is not None and elapsed >= timeout:
+                    proc.kill()
+                    proc.communicate()
+                    return None
+                if progress:
+                    limit = f" of at most {timeout:.0f} s (--timeout)" if timeout is not None else ""
+                    progress(f"  still running: {elapsed:.0f} s{limit}")
 
 _STATUS = re.compile(r"Of those cells (\d+) are proven and (\d+) are unproven")
 _UNPROVEN = re.compile(r"Unproven \$equiv \S+: \\(\S+)_gold")

@@ -23,7 +23,7 @@ from golden.tools.cli import build_dir
 from hdl.build import UNITS, _value, module_name
 from hdl.toolchain import yosys_command
 
-from .equiv import equiv_script, equiv_verdict, tools
+from .equiv import equiv_script, equiv_verdict, run_tool, tools
 from .miter import Miter, Mutant, inputs_of, outputs_of
 
 __all__ = ["FORMAL_UNITS", "METHOD", "MAX_DEPTH", "register_depth", "check", "check_pe", "PE_METHOD"]
@@ -85,13 +85,10 @@ def register_depth(netlist: dict) -> int:
     return max(depth.values(), default=0)
 
 
-def _yosys(folder: str, script: str, timeout: float | None = None) -> subprocess.CompletedProcess | None:
-    """Yosys's log, or None when it ran out of ``timeout`` seconds (then it is stopped)."""
-    try:
-        return subprocess.run([*yosys_command(), "-Q", "-p", script], cwd=folder, capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
+def _yosys(folder: str, script: str, timeout: float | None = None, progress=None) -> subprocess.CompletedProcess | None:
+    """Yosys's log, or None when it ran out of ``timeout`` seconds (then it is stopped);
+    ``progress`` gets a line now and then while it runs (``run_tool``)."""
+    return run_tool([*yosys_command(), "-Q", "-p", script], cwd=folder, timeout=timeout, progress=progress)
 
 
 def _script(depth: int) -> str:
@@ -134,7 +131,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
         Cycles of the reference's delay placed at its inputs (``sim.formal.miter.Miter``), default
         the registers at the pipelined unit's ``input`` cut point (0 if it has none).
     progress : callable, optional
-        Called with a line of text when the solver starts.
+        Called with a line of text when the solver starts, and now and then while it runs.
     """
     params = dict(params or {})
     pipelined, dut, ref, values = _configure(key, params, stages, mutant)
@@ -162,7 +159,7 @@ def check(key: str, params: dict | None = None, *, stages: int, depth: int | Non
             progress(f"{module_name(FORMAL_UNITS[key], pipelined)}: solving {depth} cycles from reset...")
         start = time.perf_counter()
         # A wall-clock limit: ``sat -timeout`` needs signals, which the WebAssembly Yosys lacks.
-        proc = _yosys(folder, _script(depth), timeout)
+        proc = _yosys(folder, _script(depth), timeout, progress)
         seconds = time.perf_counter() - start
     result, trace = _verdict(proc, depth > max(latency, registers), depth, inputs, outputs)
     log = proc.stdout if proc else ""
@@ -197,7 +194,8 @@ def _verdict(proc, complete: bool, depth: int, inputs, outputs):
 PE_METHOD = "yosys equiv_make / equiv_simple / equiv_induct: every same-named signal pair proven equal"
 
 
-def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeout: int = 3600) -> dict:
+def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeout: int = 3600,
+             progress=None) -> dict:
     """Prove the fused processing element (``ExactProduct`` into ``ProductAdder``) equal to
     the generic one (``FPMultiplier`` into ``FPAdder``), unpipelined, for every input and
     weight; return the report.
@@ -206,7 +204,7 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
     them and proves each pair from the pairs before it (``equiv_simple``, ``equiv_induct``
     for the weight and output registers), outputs included. Pipelined depths follow from
     this and the units' own pipelining proofs (``check`` on ``product`` and ``product_add``,
-    ``mul`` and ``add``): docs/formal.md.
+    ``mul`` and ``add``): docs/formal.md. ``progress``: as ``check``'s.
     """
     from hdl.mxu_pe import ProcessingElement
 
@@ -215,6 +213,8 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
     gold = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, fused=False)
     if mutant is not None and not 0 <= mutant < 1 << gate.in_fmt.width:
         raise ValueError(f"mutant must be an x_in of {gate.in_fmt.width} bits, not {mutant:#x}")
+    if progress:
+        progress(f"pe {gate.in_fmt} -> {gate.acc_fmt}: the fused element against the generic one (Yosys)...")
     work = build_dir("formal")
     work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work, prefix="formal_pe_") as folder:
@@ -227,7 +227,7 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
                    for n in ("gold", "gate")}
         script = equiv_script(prepare["gold"], prepare["gate"], "equiv_simple -seq 2; equiv_induct -seq 2")
         start = time.perf_counter()
-        proc = _yosys(folder, script, timeout)
+        proc = _yosys(folder, script, timeout, progress)
         seconds = time.perf_counter() - start
     result, pairs, unproven = equiv_verdict(proc)
     report = {

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .equiv import run_tool
+
 __all__ = ["ENGINE", "run_sby", "tools"]
 
 ENGINE = "smtbmc boolector"
@@ -36,12 +38,13 @@ def _wrappers(folder: Path) -> Path:
     return folder
 
 
-def run_sby(work: Path, name: str, rtlil_text: str, *, mode: str, depth: int, timeout: float) -> dict:
+def run_sby(work: Path, name: str, rtlil_text: str, *, mode: str, depth: int, timeout: float,
+            progress=None) -> dict:
     """Run SymbiYosys ``mode`` (``prove``: k-induction, basecase and induction to ``depth``
     steps; ``cover``: every cover statement reached within ``depth`` steps) on ``rtlil_text``
     (top module ``top``) in ``work/name``; returns ``{"status", "seconds", "traces", "log"}``:
     status ``PASS``, ``FAIL``, ``TIMEOUT`` or ``ERROR``, traces the VCD files written
-    (counterexample or covers)."""
+    (counterexample or covers). ``progress`` gets a line now and then while it runs."""
     work = Path(work).resolve()     # SymbiYosys changes folder: PATH must be absolute
     task = work / name
     if task.exists():
@@ -52,8 +55,8 @@ def run_sby(work: Path, name: str, rtlil_text: str, *, mode: str, depth: int, ti
         f"[options]\nmode {mode}\ndepth {depth}\ntimeout {int(timeout)}\n\n[engines]\n{ENGINE}\n\n"
         f"[script]\nread_rtlil {name}.il\nprep -top top\n\n[files]\n{name}.il\n")
     env = dict(os.environ, PATH=f"{_wrappers(work / 'bin')}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = subprocess.run([shutil.which("yowasp-sby"), "-f", f"{name}.sby"], cwd=work, env=env,
-                          capture_output=True, text=True)
+    # SymbiYosys enforces the timeout itself (status TIMEOUT).
+    proc = run_tool([shutil.which("yowasp-sby"), "-f", f"{name}.sby"], cwd=work, env=env, progress=progress)
     log = proc.stdout + proc.stderr
     found = re.search(r"DONE \((\w+), rc=\d+\)", log)
     status = found[1] if found else "ERROR"

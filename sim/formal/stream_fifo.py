@@ -4,7 +4,7 @@ A row is *tracked*: on any write the free input ``pick`` may choose it; the harn
 remembers its data and counts the rows ahead of it, and asserts that it leaves unchanged,
 after exactly those rows, and no later than the FIFO's latency allows. Since ``pick`` is
 free, this covers every row of every input sequence: no row is lost, duplicated, changed or
-reordered (docs/formal.md). Invariants over the FIFO's state make the assertions inductive.
+reordered (docs/formal-streams.md). Invariants over the FIFO's state make the assertions inductive.
 """
 
 from __future__ import annotations

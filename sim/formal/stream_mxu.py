@@ -1,6 +1,6 @@
 """The MXU's formal harness: the MXU with its products abstracted to tags (``TagMXU``),
 every input free, and the stream contract asserted with the invariants that make it
-inductive (docs/formal.md).
+inductive (docs/formal-streams.md).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class _MutantMXU(TagMXU):
 class MXUHarness(wiring.Component):
     """A ``TagMXU`` (``hdl.build mxu`` parameters ``rows``, ``cols``, ``mul_stages``,
     ``add_stages``, ``in_fmt``, ``acc_fmt``) with every input free; asserts the stream
-    contract (docs/formal.md) and the invariants that make it inductive."""
+    contract (docs/formal-streams.md) and the invariants that make it inductive."""
 
     def __init__(self, *, mutant: str | None = None, **params):
         if mutant is not None and mutant not in MXU_MUTANTS:

@@ -27,7 +27,7 @@ from .stream_mxu import MXUHarness, TagMXU
 __all__ = ["PROPERTIES", "READY_CONTRACT", "check_stream", "default_depths", "ready_inputs"]
 
 
-#: What ``check_stream`` proves, per harness (docs/formal.md).
+#: What ``check_stream`` proves, per harness (docs/formal-streams.md).
 PROPERTIES = {
     "fifo": ["every row written leaves once, unchanged, in order (a tracked row, chosen freely)",
              "no row is offered that was not written",
@@ -46,7 +46,7 @@ PROPERTIES = {
             "the sticky flags of each column are the OR of the flags of every row that left the array since "
             "the last flags_clear, the rows leaving in the clear cycle included"],
 }
-#: With output accumulators (``acc_depth``), the row properties are per y row (docs/formal.md).
+#: With output accumulators (``acc_depth``), the row properties are per y row (docs/formal-streams.md).
 PROPERTIES["mxu_acc"] = [p for p in PROPERTIES["mxu"] if "tracked row" not in p and "it " not in p[:3]] + [
     "only rows with last make a y row and take a credit; the others write their accumulator row",
     "every accumulator row equals the datasheet's: first loads the row's result, another row adds to it "
@@ -119,11 +119,13 @@ def ready_inputs(params: dict, work: Path, cls=MXU) -> dict:
 
 
 def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: int | None = None,
-                 cover_depth: int | None = None, timeout: int = 3600, work: Path | None = None) -> dict:
+                 cover_depth: int | None = None, timeout: int = 3600, work: Path | None = None,
+                 progress=None) -> dict:
     """Prove ``PROPERTIES[kind]`` for the FIFO (``width``, ``depth``) or the MXU (``rows``,
     ``cols``, ``mul_stages``, ``add_stages``, ``in_fmt``, ``acc_fmt``) and reach its covers;
     return the report (``result``: proved, counterexample, unknown (induction failed at
-    this depth) or timeout; the VCD traces)."""
+    this depth) or timeout; the VCD traces). ``progress`` (optional) gets a line as each
+    step starts and now and then while it runs."""
     harness = _harness(kind, params, mutant)
     k, c = default_depths(kind, params)
     depth, cover_depth = depth or k, cover_depth or c
@@ -131,7 +133,9 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
     work = Path(work or build_dir("formal-stream"))
     tag = "_".join(f"{v}" for v in params.values())
     name = f"{kind}_{tag}" + (f"_{mutant}" if mutant else "")
-    prove = run_sby(work, f"{name}_prove", text, mode="prove", depth=depth, timeout=timeout)
+    if progress:
+        progress(f"{name}: k-induction at k = {depth} (SymbiYosys)...")
+    prove = run_sby(work, f"{name}_prove", text, mode="prove", depth=depth, timeout=timeout, progress=progress)
     result = {"PASS": "proved", "FAIL": "counterexample", "UNKNOWN": "unknown", "TIMEOUT": "timeout"}.get(
         prove["status"], "error")
     if result == "error":
@@ -145,7 +149,10 @@ def check_stream(kind: str, params: dict, *, mutant: str | None = None, depth: i
         report["ready_inputs"] = ready_inputs(params, work)
         report["ready_contract_holds"] = report["ready_inputs"] == READY_CONTRACT
     if mutant is None:
-        cover = run_sby(work, f"{name}_cover", text, mode="cover", depth=cover_depth, timeout=timeout)
+        if progress:
+            progress(f"{name}: covers within {cover_depth} cycles (SymbiYosys)...")
+        cover = run_sby(work, f"{name}_cover", text, mode="cover", depth=cover_depth, timeout=timeout,
+                        progress=progress)
         reached = re.findall(r"Reached cover statement in step (\d+) at top: \S+ \((\S+)\)", cover["log"])
         unreached = re.findall(r"Unreached cover statement at top: \S+ \((\S+)\)", cover["log"])
         report["covers"] = {"depth": cover_depth, "reached": len(set(n for _, n in reached)),

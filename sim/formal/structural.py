@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, Module, Value
 
 from golden.tools.cli import build_dir
 from hdl.build import _value, module_name
@@ -56,7 +56,7 @@ def _reset_less(unit, name: str) -> str:
     m = Module()
     m.domains.sync = ClockDomain("sync", reset_less=True)
     m.submodules.unit = unit
-    ports = [getattr(unit, n) for n in unit.signature.members]
+    ports = [Value.cast(getattr(unit, n)) for n in unit.signature.members]      # a View: its signal
     return rtlil.convert(m, name=name, ports=ports)
 
 
