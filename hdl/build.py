@@ -1,7 +1,8 @@
 """Generate Verilog: ``python -m hdl.build [UNIT] [--flags]`` (``--help``, ``--list``).
 
 Without a unit it writes the default configuration of every unit into ``build/``. Next to
-each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports. ``--target-mhz F --arch
+each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports, and ``NAME.vlt``: the
+Verilator lint waivers, each with its reason (``hdl.verilator_config``). ``--target-mhz F --arch
 ecp5|ice40`` picks the smallest pipeline predicted to reach F (hdl/timing.py); with
 ``--arch`` the manifest records the predicted Fmax and, when docs/timing.csv has a
 place-and-route figure for that exact module, the achieved one.
@@ -32,6 +33,7 @@ from .ports import escaped_ports, instantiation_template, order_ports, ports_of,
 from .product import ExactProduct
 from .product_adder import ProductAdder
 from .stochastic_rounder import StochasticRounder
+from .verilator_config import verilator_config
 from .xorshift import Xorshift32
 
 __all__ = ["UNITS", "Unit", "add_unit_arguments", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
@@ -219,7 +221,8 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None = None) -> tuple[Path, Path]:
     """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
-    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``;
+    the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
+    waivers) into ``out_dir``;
     an MXU's also its synthesis scripts (``floorplan.write_scripts``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
@@ -227,6 +230,7 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     facts = manifest(unit, component, values, name, text, timing)
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
+    write_text(out_dir / f"{name}.vlt", verilator_config(text, name))
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
@@ -392,7 +396,8 @@ def main(argv=None) -> int:
         v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
         scripts = script_paths(component.rows, component.cols, v_path.stem, args.out_dir) \
             if isinstance(component, MXU) else []
-        print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v" + "".join(f", {s.name}" for s in scripts))
+        print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v, {v_path.stem}.vlt"
+              + "".join(f", {s.name}" for s in scripts))
         if facts is not None:
             measured = facts["achieved_mhz"]
             print(f"  {facts['arch']}: predicted {facts['predicted_mhz']} MHz, measured "
