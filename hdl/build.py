@@ -11,6 +11,7 @@ place-and-route figure for that exact module, the achieved one.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -23,7 +24,7 @@ from golden.tools.cli import Parser, build_dir, check_output, command, write_tex
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
-from . import timing
+from . import array_timing, timing
 from .adder import FPAdder
 from .board import Board
 from .multiplier import FPMultiplier
@@ -197,13 +198,19 @@ def _clocked(text: str, name: str) -> bool:
     return _has_port(text, name, "clk")
 
 
-def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
-    # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
+def _parameters(component, values: dict) -> dict:
+    """The parameters as the manifest records them: formats and rounding as the component
+    resolved them (``e5m10`` is ``fp16``)."""
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
+    return params
+
+
+def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
+    params = _parameters(component, values)
     facts = {"latency": getattr(component, "latency", 0)}
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
@@ -260,18 +267,6 @@ def _depth_choices(unit: Unit, kwargs: dict):
     return [{"mul_stages": m, "add_stages": a} for m, a in sorted(pairs, key=lambda p: (rows * p[1] + p[0], p))]
 
 
-def _timed(unit: Unit, component, values: dict):
-    """What the delay model predicts for ``component`` (an MXU: its processing element)."""
-    if unit.key == "mxu":
-        from .mxu_pe import ProcessingElement
-        pe = ProcessingElement(in_fmt=values["in_fmt"], acc_fmt=values["acc_fmt"],
-                               mul_stages=component.mul_stages, add_stages=component.add_stages,
-                               fused=component.fused_pe)
-        timing.unused(pe)
-        return pe
-    return component
-
-
 def achieved_mhz(arch: str, module: str, path: Path = TIMING_CSV):
     """The place-and-route Fmax of exactly ``module`` on ``arch`` in docs/timing.csv, or None."""
     import csv
@@ -284,24 +279,76 @@ def achieved_mhz(arch: str, module: str, path: Path = TIMING_CSV):
 
 
 def _measured_mhz(unit: Unit, component, arch: str):
-    """docs/timing.csv's Fmax of exactly this design (an MXU: of its processing element), or None."""
-    if unit.key == "mxu":
-        pe = f"mxu_pe_{component.in_fmt}_{component.acc_fmt}_m{component.mul_stages}a{component.add_stages}"
-        return achieved_mhz(arch, pe + "_fused" * component.fused_pe)
+    """docs/timing.csv's Fmax of exactly this design, or None."""
     return achieved_mhz(arch, module_name(unit, component))
+
+
+def _array_mhz(component, values: dict, arch: str) -> dict:
+    """An MXU's figure from measured arrays (``array_timing.array_mhz``)."""
+    design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
+    design["pe"] = "fused" if component.fused_pe else "generic"
+    defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
+    return array_timing.array_mhz(arch, design, defaults, functools.partial(
+        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe))
+
+
+@functools.cache
+def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, mul_stages: int, add_stages: int) -> float:
+    """The delay model's Fmax of an MXU's processing element."""
+    from .mxu_pe import ProcessingElement
+    pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused)
+    timing.unused(pe)
+    return timing.predict_mhz(pe, arch)
+
+
+def _mxu_for(kwargs: dict, arch: str, target_mhz: float | None):
+    """``build_for`` for an MXU, from measured arrays: with ``target_mhz``, the cheapest depth
+    whose own runs reach it or, if none does, the cheapest predicted to (a prediction never
+    exceeds what the nearest measured sizes reached)."""
+    unit = UNITS["mxu"]
+    if target_mhz is None:
+        component, values = unit.build(**kwargs)
+        return component, values, {"arch": arch, "target_mhz": None, "achieved_mhz": _array_mhz(component, values, arch)}
+    choices = _depth_choices(unit, kwargs)
+    probe, values = unit.build(**{**kwargs, **choices[0]})     # the depth changes no other parameter
+    timing.unused(probe)
+    chosen, fastest = None, None
+    for depth in choices:
+        figure = _array_mhz(probe, {**values, **depth}, arch)
+        if figure["mhz"] is None:
+            continue
+        measured = "measured" in figure
+        if figure["mhz"] >= target_mhz and (chosen is None or measured):
+            chosen = (depth, figure)
+            if measured:
+                break
+        if fastest is None or (figure["mhz"], measured) > (fastest["mhz"], "measured" in fastest):
+            fastest = figure
+    if chosen is None:
+        reach = (f"arrays measured {fastest['mhz']:g} MHz at best ({fastest['design']}, {fastest['measured']}, "
+                 f"{fastest['source']})" if "measured" in fastest else
+                 f"at most {fastest['mhz']:g} MHz predicted ({fastest['predicted']})") if fastest else "it does not fit"
+        raise ValueError(f"target_mhz {target_mhz:g} is out of reach on {arch} for a {kwargs.get('rows', 4)}x"
+                         f"{kwargs.get('cols', 4)} array: {reach}")
+    depth, figure = chosen
+    component, values = unit.build(**{**kwargs, **depth})
+    return component, values, {"arch": arch, "target_mhz": target_mhz, "achieved_mhz": figure}
 
 
 def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
     """``unit.build`` at the explicit depth or, with ``target_mhz``, at the smallest depth
     that reaches it: measured (docs/timing.csv) where that design was placed and routed,
-    else predicted. Returns (component, values, timing facts for the manifest)."""
+    else predicted; an MXU from measured arrays (``_mxu_for``). Returns (component, values,
+    timing facts for the manifest)."""
+    if target_mhz is not None and not 1 <= target_mhz <= 1000:
+        raise ValueError(f"target_mhz must be in 1..1000 MHz, not {target_mhz:g}")
+    if unit.key == "mxu":
+        return _mxu_for(kwargs, arch, target_mhz)
     if target_mhz is not None:
-        if not 1 <= target_mhz <= 1000:
-            raise ValueError(f"target_mhz must be in 1..1000 MHz, not {target_mhz:g}")
         best = None
         for depth in _depth_choices(unit, kwargs):
             component, values = unit.build(**{**kwargs, **depth})
-            mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+            mhz = timing.predict_mhz(component, arch)
             measured = _measured_mhz(unit, component, arch)
             reached = measured if measured is not None else mhz
             if reached >= target_mhz:
@@ -315,7 +362,7 @@ def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
                              f"{best[1]:.1f} MHz {'measured' if best[2] else 'predicted'} ({where})")
     else:
         component, values = unit.build(**kwargs)
-        mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+        mhz = timing.predict_mhz(component, arch)
     facts = {"arch": arch, "target_mhz": target_mhz, "predicted_mhz": round(mhz, 1),
              "achieved_mhz": _measured_mhz(unit, component, arch)}
     return component, values, facts
@@ -398,7 +445,12 @@ def main(argv=None) -> int:
             if isinstance(component, MXU) else []
         print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v, {v_path.stem}.vlt"
               + "".join(f", {s.name}" for s in scripts))
-        if facts is not None:
+        if facts is not None and "predicted_mhz" not in facts:       # an array (hdl.array_timing)
+            figure = facts["achieved_mhz"]
+            print(f"  {facts['arch']}: " + (f"{figure['mhz']:g} MHz measured ({figure['design']}, {figure['measured']}, "
+                                            f"{figure['source']})" if "measured" in figure else
+                                            f"{figure['mhz']:g} MHz predicted: {figure['predicted']}"))
+        elif facts is not None:
             measured = facts["achieved_mhz"]
             print(f"  {facts['arch']}: predicted {facts['predicted_mhz']} MHz, measured "
                   + (f"{measured:g} MHz (docs/timing.csv)" if measured is not None else "- (not placed and routed)"))
