@@ -30,6 +30,7 @@ from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .floorplan import script_paths, write_scripts
+from .fmax_top import top_paths, write_top
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
 from .product import ExactProduct
 from .product_adder import ProductAdder
@@ -230,7 +231,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
     the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
     waivers) into ``out_dir``;
-    an MXU's also its synthesis scripts (``floorplan.write_scripts``)."""
+    an MXU's also its synthesis scripts (``floorplan.write_scripts``) and a top that measures
+    its clock (``fmax_top.write_top``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
@@ -243,6 +245,7 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     if isinstance(component, MXU):
         write_scripts(component.rows, component.cols, name, out_dir)
+        write_top(name, facts["ports"], escaped_ports(text, name), out_dir)
     return v_path, j_path
 
 
@@ -441,8 +444,8 @@ def main(argv=None) -> int:
             parser.error(f"{unit.key}: {error}")
     for unit, component, values, facts in built:
         v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
-        scripts = script_paths(component.rows, component.cols, v_path.stem, args.out_dir) \
-            if isinstance(component, MXU) else []
+        scripts = [*script_paths(component.rows, component.cols, v_path.stem, args.out_dir),
+                   *top_paths(v_path.stem, args.out_dir)] if isinstance(component, MXU) else []
         print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v, {v_path.stem}.vlt"
               + "".join(f", {s.name}" for s in scripts))
         if facts is not None and "predicted_mhz" not in facts:       # an array (hdl.array_timing)

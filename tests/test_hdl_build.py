@@ -31,7 +31,7 @@ def test_default_build_writes_every_unit(tmp_path):
     names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
              "mxu_4x4_bf16_fp32_m0a0", "board_2x2_m1a1_d217", "fpprod_bf16_fp32_rne_s0", "fpprodadd_bf16_fp32_rne_s0"}
     out = tmp_path / "build" / "verilog"
-    assert {p.stem for p in out.glob("*.v")} == names | {f"{n}_inst" for n in names}
+    assert {p.stem for p in out.glob("*.v")} == names | {f"{n}_inst" for n in names} | {"mxu_4x4_bf16_fp32_m0a0_top"}
     assert {p.stem for p in out.glob("*.json")} == names
     assert {p.stem for p in out.glob("*.vlt")} == names
     assert all(f"build/verilog/{n}.v" in proc.stdout for n in names)

@@ -156,7 +156,8 @@ def test_target_mhz_prints_predicted_and_measured(tmp_path):
     assert "predicted" in proc.stdout and "measured 141.62 MHz (docs/timing.csv)" in proc.stdout
 
 
-_HEADER = "arch,rows,cols,mul_stages,add_stages,pe,accumulator,source,floorplan,harness,keep,sync_resets,fits,fmax_mhz,seed,extra,note"
+_HEADER = ("arch,rows,cols,mul_stages,add_stages,pe,accumulator,source,floorplan,harness,keep,sync_resets,fits,"
+           "fmax_mhz,seed,extra,note")
 _FLOW = "verilog,dsp,scrambled,\"weight path, tag\",inferred"
 
 
