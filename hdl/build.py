@@ -1,7 +1,8 @@
 """Generate Verilog: ``python -m hdl.build [UNIT] [--flags]`` (``--help``, ``--list``).
 
 Without a unit it writes the default configuration of every unit into ``build/``. Next to
-each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports. ``--target-mhz F --arch
+each ``NAME.v`` goes ``NAME.json``: parameters, latency and ports, and ``NAME.vlt``: the
+Verilator lint waivers, each with its reason (``hdl.verilator_config``). ``--target-mhz F --arch
 ecp5|ice40`` picks the smallest pipeline predicted to reach F (hdl/timing.py); with
 ``--arch`` the manifest records the predicted Fmax and, when docs/timing.csv has a
 place-and-route figure for that exact module, the achieved one.
@@ -10,6 +11,7 @@ place-and-route figure for that exact module, the achieved one.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -22,16 +24,18 @@ from golden.tools.cli import Parser, build_dir, check_output, command, write_tex
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
 
-from . import timing
+from . import array_timing, timing
 from .adder import FPAdder
 from .board import Board
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .floorplan import script_paths, write_scripts
+from .fmax_top import top_paths, write_top
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
 from .product import ExactProduct
 from .product_adder import ProductAdder
 from .stochastic_rounder import StochasticRounder
+from .verilator_config import verilator_config
 from .xorshift import Xorshift32
 
 __all__ = ["UNITS", "Unit", "add_unit_arguments", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
@@ -200,8 +204,9 @@ def _clocked(text: str, name: str) -> bool:
     return _has_port(text, name, "clk")
 
 
-def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
-    # Formats and rounding as the component resolved them (``e5m10`` is ``fp16``).
+def _parameters(component, values: dict) -> dict:
+    """The parameters as the manifest records them: formats and rounding as the component
+    resolved them (``e5m10`` is ``fp16``)."""
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
@@ -209,6 +214,11 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         params["accumulator"] = "fp32" if component.accumulator is None else str(component.accumulator)
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
+    return params
+
+
+def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: dict | None = None) -> dict:
+    params = _parameters(component, values)
     facts = {"latency": getattr(component, "latency", 0)}
     if isinstance(component, MXU):
         facts["round_stages"] = component.round_stages
@@ -228,19 +238,23 @@ def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
 
 def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None = None) -> tuple[Path, Path]:
     """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
-    the ``build_for`` facts) and ``NAME_inst.v`` (instantiation template) into ``out_dir``;
-    an MXU's also its synthesis scripts (``floorplan.write_scripts``)."""
+    the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
+    waivers) into ``out_dir``;
+    an MXU's also its synthesis scripts (``floorplan.write_scripts``) and a top that measures
+    its clock (``fmax_top.write_top``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
     facts = manifest(unit, component, values, name, text, timing)
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
+    write_text(out_dir / f"{name}.vlt", verilator_config(text, name))
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
     if isinstance(component, MXU):
         write_scripts(component.rows, component.cols, name, out_dir)
+        write_top(name, facts["ports"], escaped_ports(text, name), out_dir)
     return v_path, j_path
 
 
@@ -265,18 +279,6 @@ def _depth_choices(unit: Unit, kwargs: dict):
     return [{"mul_stages": m, "add_stages": a} for m, a in sorted(pairs, key=lambda p: (rows * p[1] + p[0], p))]
 
 
-def _timed(unit: Unit, component, values: dict):
-    """What the delay model predicts for ``component`` (an MXU: its processing element)."""
-    if unit.key == "mxu":
-        from .mxu_pe import ProcessingElement
-        pe = ProcessingElement(in_fmt=values["in_fmt"], acc_fmt=values["acc_fmt"],
-                               mul_stages=component.mul_stages, add_stages=component.add_stages,
-                               fused=component.fused_pe)
-        timing.unused(pe)
-        return pe
-    return component
-
-
 def achieved_mhz(arch: str, module: str, path: Path = TIMING_CSV):
     """The place-and-route Fmax of exactly ``module`` on ``arch`` in docs/timing.csv, or None."""
     import csv
@@ -289,24 +291,76 @@ def achieved_mhz(arch: str, module: str, path: Path = TIMING_CSV):
 
 
 def _measured_mhz(unit: Unit, component, arch: str):
-    """docs/timing.csv's Fmax of exactly this design (an MXU: of its processing element), or None."""
-    if unit.key == "mxu":
-        pe = f"mxu_pe_{component.in_fmt}_{component.acc_fmt}_m{component.mul_stages}a{component.add_stages}"
-        return achieved_mhz(arch, pe + "_fused" * component.fused_pe)
+    """docs/timing.csv's Fmax of exactly this design, or None."""
     return achieved_mhz(arch, module_name(unit, component))
+
+
+def _array_mhz(component, values: dict, arch: str) -> dict:
+    """An MXU's figure from measured arrays (``array_timing.array_mhz``)."""
+    design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
+    design["pe"] = "fused" if component.fused_pe else "generic"
+    defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
+    return array_timing.array_mhz(arch, design, defaults, functools.partial(
+        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe))
+
+
+@functools.cache
+def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, mul_stages: int, add_stages: int) -> float:
+    """The delay model's Fmax of an MXU's processing element."""
+    from .mxu_pe import ProcessingElement
+    pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused)
+    timing.unused(pe)
+    return timing.predict_mhz(pe, arch)
+
+
+def _mxu_for(kwargs: dict, arch: str, target_mhz: float | None):
+    """``build_for`` for an MXU, from measured arrays: with ``target_mhz``, the cheapest depth
+    whose own runs reach it or, if none does, the cheapest predicted to (a prediction never
+    exceeds what the nearest measured sizes reached)."""
+    unit = UNITS["mxu"]
+    if target_mhz is None:
+        component, values = unit.build(**kwargs)
+        return component, values, {"arch": arch, "target_mhz": None, "achieved_mhz": _array_mhz(component, values, arch)}
+    choices = _depth_choices(unit, kwargs)
+    probe, values = unit.build(**{**kwargs, **choices[0]})     # the depth changes no other parameter
+    timing.unused(probe)
+    chosen, fastest = None, None
+    for depth in choices:
+        figure = _array_mhz(probe, {**values, **depth}, arch)
+        if figure["mhz"] is None:
+            continue
+        measured = "measured" in figure
+        if figure["mhz"] >= target_mhz and (chosen is None or measured):
+            chosen = (depth, figure)
+            if measured:
+                break
+        if fastest is None or (figure["mhz"], measured) > (fastest["mhz"], "measured" in fastest):
+            fastest = figure
+    if chosen is None:
+        reach = (f"arrays measured {fastest['mhz']:g} MHz at best ({fastest['design']}, {fastest['measured']}, "
+                 f"{fastest['source']})" if "measured" in fastest else
+                 f"at most {fastest['mhz']:g} MHz predicted ({fastest['predicted']})") if fastest else "it does not fit"
+        raise ValueError(f"target_mhz {target_mhz:g} is out of reach on {arch} for a {kwargs.get('rows', 4)}x"
+                         f"{kwargs.get('cols', 4)} array: {reach}")
+    depth, figure = chosen
+    component, values = unit.build(**{**kwargs, **depth})
+    return component, values, {"arch": arch, "target_mhz": target_mhz, "achieved_mhz": figure}
 
 
 def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
     """``unit.build`` at the explicit depth or, with ``target_mhz``, at the smallest depth
     that reaches it: measured (docs/timing.csv) where that design was placed and routed,
-    else predicted. Returns (component, values, timing facts for the manifest)."""
+    else predicted; an MXU from measured arrays (``_mxu_for``). Returns (component, values,
+    timing facts for the manifest)."""
+    if target_mhz is not None and not 1 <= target_mhz <= 1000:
+        raise ValueError(f"target_mhz must be in 1..1000 MHz, not {target_mhz:g}")
+    if unit.key == "mxu":
+        return _mxu_for(kwargs, arch, target_mhz)
     if target_mhz is not None:
-        if not 1 <= target_mhz <= 1000:
-            raise ValueError(f"target_mhz must be in 1..1000 MHz, not {target_mhz:g}")
         best = None
         for depth in _depth_choices(unit, kwargs):
             component, values = unit.build(**{**kwargs, **depth})
-            mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+            mhz = timing.predict_mhz(component, arch)
             measured = _measured_mhz(unit, component, arch)
             reached = measured if measured is not None else mhz
             if reached >= target_mhz:
@@ -320,7 +374,7 @@ def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
                              f"{best[1]:.1f} MHz {'measured' if best[2] else 'predicted'} ({where})")
     else:
         component, values = unit.build(**kwargs)
-        mhz = timing.predict_mhz(_timed(unit, component, values), arch)
+        mhz = timing.predict_mhz(component, arch)
     facts = {"arch": arch, "target_mhz": target_mhz, "predicted_mhz": round(mhz, 1),
              "achieved_mhz": _measured_mhz(unit, component, arch)}
     return component, values, facts
@@ -399,10 +453,16 @@ def main(argv=None) -> int:
             parser.error(f"{unit.key}: {error}")
     for unit, component, values, facts in built:
         v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
-        scripts = script_paths(component.rows, component.cols, v_path.stem, args.out_dir) \
-            if isinstance(component, MXU) else []
-        print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v" + "".join(f", {s.name}" for s in scripts))
-        if facts is not None:
+        scripts = [*script_paths(component.rows, component.cols, v_path.stem, args.out_dir),
+                   *top_paths(v_path.stem, args.out_dir)] if isinstance(component, MXU) else []
+        print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v, {v_path.stem}.vlt"
+              + "".join(f", {s.name}" for s in scripts))
+        if facts is not None and "predicted_mhz" not in facts:       # an array (hdl.array_timing)
+            figure = facts["achieved_mhz"]
+            print(f"  {facts['arch']}: " + (f"{figure['mhz']:g} MHz measured ({figure['design']}, {figure['measured']}, "
+                                            f"{figure['source']})" if "measured" in figure else
+                                            f"{figure['mhz']:g} MHz predicted: {figure['predicted']}"))
+        elif facts is not None:
             measured = facts["achieved_mhz"]
             print(f"  {facts['arch']}: predicted {facts['predicted_mhz']} MHz, measured "
                   + (f"{measured:g} MHz (docs/timing.csv)" if measured is not None else "- (not placed and routed)"))

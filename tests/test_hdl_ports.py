@@ -8,6 +8,7 @@ import pytest
 
 from hdl.build import UNITS, emit
 from hdl.ports import ports_of
+from hdl.verilator_config import verilator_config
 from sim.testbenches import runner
 
 
@@ -71,17 +72,18 @@ def test_instantiation_template_compiles(unit, params, tmp_path):
 
 
 def test_lint_waives_only_the_backend_patterns(tmp_path):
-    """A truncating assignment (WIDTHTRUNC, but not the backend's '!x') and unused bits of a
-    named signal (UNUSEDSIGNAL, but not a Yosys temporary) still fail the lint."""
+    """A truncating assignment (WIDTHTRUNC, but not the backend's '!x') and a widened
+    variable (WIDTHEXPAND, but not a $signed() or constant operand) still fail the lint."""
     if runner.verilator_bin() is None:
         pytest.skip(runner.available("verilator"))
     v_path = tmp_path / "top.v"
-    v_path.write_text("module top(input [3:0] a, output [1:0] y, output z);\n"
-                      "  wire [3:0] t;\n  assign t = a;\n  assign y = t;\n  assign z = !a;\nendmodule\n")
-    problems = runner.lint(v_path, ["a", "y", "z"])
+    v_path.write_text("module top(input [3:0] a, input [1:0] c, output [1:0] y, output z, output [3:0] s);\n"
+                      "  assign y = a;\n  assign z = !a;\n  assign s = a + c;\nendmodule\n")
+    v_path.with_suffix(".vlt").write_text(verilator_config(v_path.read_text(), "top"))
+    problems = runner.lint(v_path)
     assert len(problems) == 2, problems
     assert any("WIDTHTRUNC" in p and "ASSIGNW" in p for p in problems)
-    assert any("UNUSEDSIGNAL" in p and "'t'" in p for p in problems)
+    assert any("WIDTHEXPAND" in p and "VARREF 'c'" in p for p in problems)
 
 
 def test_unknown_parameters_and_units_are_named():

@@ -154,3 +154,103 @@ def test_target_mhz_prints_predicted_and_measured(tmp_path):
     proc = _cli("mul", "--target-mhz", "140", "--arch", "ecp5", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "predicted" in proc.stdout and "measured 141.62 MHz (docs/timing.csv)" in proc.stdout
+
+
+_HEADER = ("arch,rows,cols,mul_stages,add_stages,pe,accumulator,source,floorplan,harness,keep,sync_resets,fits,"
+           "fmax_mhz,seed,extra,note")
+_FLOW = "verilog,dsp,scrambled,\"weight path, tag\",inferred"
+
+
+def _row(size, depth, fmax, seed=1, pe="fused", accumulator="output", flow=_FLOW, fits=True, note=""):
+    (rows, cols), (m, a) = size, depth
+    return f"ecp5,{rows},{cols},{m},{a},{pe},{accumulator},{flow},{fits},{fmax},{seed},x,{note}"
+
+
+def _figure(tmp_path, rows, design, model=lambda m, a: 100.0):
+    from hdl.array_timing import array_mhz
+    path = tmp_path / "mxu-pnr.csv"
+    path.write_text("\n".join([_HEADER, *rows]) + "\n")
+    defaults = {"rows": 4, "cols": 4, "mul_stages": 0, "add_stages": 0, "accumulator": "output", "axi_stream": False}
+    return array_mhz("ecp5", {**defaults, "pe": "fused", **design}, defaults, model, path)
+
+
+def test_array_figure_is_the_median_of_its_own_runs(tmp_path):
+    """Exactly this design in the shipped flow: the median of its seeds, never another flow's,
+    element kind's or accumulator's runs (a column named like a parameter selects)."""
+    runs = [_row((4, 4), (4, 6), f, seed) for f, seed in ((120.0, 1), (110.0, 2), (125.0, 3))]
+    others = [_row((4, 4), (4, 6), 150.0, 4, pe="generic"), _row((4, 4), (4, 6), 150.0, 5, accumulator="column"),
+              _row((4, 4), (4, 6), 150.0, 6, flow="verilog,dsp,scrambled,\"weight path, tag\",none")]
+    figure = _figure(tmp_path, runs + others, dict(mul_stages=4, add_stages=6))
+    assert figure["mhz"] == 120.0 and figure["design"] == "4x4 m4a6 fused"
+    assert figure["measured"] == "median of seeds 1, 2, 3 (110-125 MHz)"
+    assert _figure(tmp_path, runs, dict(mul_stages=4, add_stages=6, accumulator="column"))["mhz"] == 100.0
+    assert _figure(tmp_path, [_row((9, 9), (4, 6), 0, fits=False, note="needs 89k LUTs")],
+                   dict(rows=9, cols=9, mul_stages=4, add_stages=6))["mhz"] is None
+
+
+def test_array_figure_elsewhere_is_the_model_derated_by_the_nearest_sizes(tmp_path):
+    """An unmeasured size or depth: the model times the ratio the nearest measured sizes show
+    (interpolated in PEs), never above what they reached; a design the CSV cannot tell from
+    a measured one in an unrecorded parameter is predicted."""
+    runs = [_row((2, 2), (4, 6), 130.0), _row((8, 8), (4, 6), 110.0), _row((8, 8), (2, 2), 60.0)]
+    model = {(4, 6): 100.0, (2, 2): 50.0, (4, 7): 120.0}.get
+    mid = _figure(tmp_path, runs, dict(rows=6, cols=6, mul_stages=2, add_stages=2), lambda m, a: model((m, a)))
+    ratio = 1.3 + (1.1 - 1.3) * (36 - 4) / (64 - 4)
+    assert mid["mhz"] == round(50.0 * ratio, 1) and "model at m2a2 (50.0 MHz)" in mid["predicted"]
+    assert "2x2 m4a6 and 8x8 m4a6" in mid["predicted"]
+    deeper = _figure(tmp_path, runs, dict(rows=8, cols=8, mul_stages=4, add_stages=7), lambda m, a: model((m, a)))
+    assert deeper["mhz"] == 110.0 and "at most 110.0 MHz" in deeper["predicted"]
+    renamed = _figure(tmp_path, runs, dict(rows=8, cols=8, mul_stages=4, add_stages=6, axi_stream=True),
+                      lambda m, a: model((m, a)))
+    assert "predicted" in renamed and "axi_stream=True" in renamed["predicted"]
+    assert "no fused array measured" in _figure(tmp_path, [], dict(rows=8, cols=8))["predicted"]
+
+
+def _shipped_runs():
+    """docs/mxu-pnr.csv's ECP5 fused runs in the shipped flow, by (rows, cols, m, a)."""
+    import csv
+    from hdl.array_timing import FLOW, MXU_PNR_CSV, SIZE_AND_DEPTH
+    runs = {}
+    for row in csv.DictReader(MXU_PNR_CSV.open()):
+        if (row["arch"], row["pe"], row["floorplan"], row["fits"]) == ("ecp5", "fused", "dsp", "True") and \
+                all(row[k] == v for k, v in FLOW.items()):
+            runs.setdefault(tuple(int(row[k]) for k in SIZE_AND_DEPTH), []).append(float(row["fmax_mhz"]))
+    return runs
+
+
+def test_mxu_target_mhz_comes_from_measured_arrays(tmp_path):
+    """The largest array measured: --arch records its median over seeds; --target-mhz at
+    that figure picks a measured design; above the fastest of its size it is refused with
+    the measured figure, in one line."""
+    import statistics
+    runs = _shipped_runs()
+    (rows, cols, m, a), fmax = max(runs.items(), key=lambda kv: (kv[0][0] * kv[0][1], statistics.median(kv[1])))
+    median = round(statistics.median(fmax), 2)
+    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--mul-stages", str(m), "--add-stages", str(a),
+                "--arch", "ecp5", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (tmp_path / "out").glob("*.json")
+    figure = json.loads(path.read_text())["timing"]["achieved_mhz"]
+    assert figure["mhz"] == median and figure["source"] == "docs/mxu-pnr.csv"
+    assert figure["measured"].startswith("median of seeds") and figure["design"] == f"{rows}x{cols} m{m}a{a} fused"
+    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--target-mhz", str(median), "-o", "picked",
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{median:g} MHz measured ({rows}x{cols} m" in proc.stdout
+    best = max(statistics.median(f) for (r, c, _, _), f in runs.items() if (r, c) == (rows, cols))
+    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--target-mhz", str(round(best + 10)), cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert f"out of reach on ecp5 for a {rows}x{cols} array: arrays measured {round(best, 2):g} MHz" in proc.stderr
+
+
+def test_mxu_of_an_unmeasured_size_is_predicted(tmp_path):
+    runs = _shipped_runs()
+    rows = next(n for n in range(2, 10) if not any(r == c == n for r, c, _, _ in runs))
+    proc = _cli("mxu", "--rows", str(rows), "--cols", str(rows), "--mul-stages", "4", "--add-stages", "6",
+                "--arch", "ecp5", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (tmp_path / "out").glob("*.json")
+    figure = json.loads(path.read_text())["timing"]["achieved_mhz"]
+    assert "measured" not in figure and figure["predicted"].startswith("the element's delay model at m4a6")
+    assert figure["mhz"] <= max(max(f) for f in runs.values())
+    assert "MHz predicted: the element's delay model" in proc.stdout

@@ -11,7 +11,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -164,70 +163,15 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     return {"module": name, "tests": tests, **summary}
 
 
-#: Verilator -Wall warnings that Amaranth's Verilog backend (Yosys write_verilog) produces by
-#: construction: per kind, the pattern of the message that is waived and why. A warning of
-#: another kind, or of a waived kind with another message, fails the lint. Counts in a 4x4
-#: MXU (docs/hardware.md): DECLFILENAME 1, PROCASSINIT 108, WIDTHTRUNC 1461, WIDTHEXPAND 436,
-#: UNUSEDSIGNAL 1369, nothing else.
-LINT_ALLOWED = {
-    "CASEINCOMPLETE": (r"^Case values incompletely covered",
-                       "Yosys writes an Amaranth Switch or FSM as a casez after its default assignments "
-                       "(a comb signal's reset value, a register's hold), so a value no case names (an "
-                       "FSM encoding never entered, an unknown command byte) keeps those: the intended "
-                       "semantics"),
-    "DECLFILENAME": (r"", "one file holds the top module and its submodules, named top.sub"),
-    "PROCASSINIT": (r"", "registers carry their power-on value as a declaration initialiser"),
-    "WIDTHTRUNC": (r"^Logical operator LOGNOT expects 1 bit on the LHS|"
-                   r"^Operator ASSIGNW expects \d+ bits on the Assign RHS, but Assign RHS's SHIFTR generates",
-                   "Yosys writes 'x == 0' as '!x' on a multi-bit x, whose Verilog meaning is exactly that; "
-                   "a selection among precomputed values (the rounder's carry picks one of two "
-                   "exponent checks) comes out as a right shift truncated to the selected width"),
-    "WIDTHEXPAND": (r"(RHS|LHS)'s (SIGNED|CONST) |^Operator SHIFTL expects \d+ bits on the LHS",
-                    "a $signed() operand sign-extends and a constant zero-extends to the operation's "
-                    "width, and a left shift widens its operand: Verilog's rules are the intended "
-                    "semantics (checked bit for bit in simulation)"),
-    "UNUSEDSIGNAL": (r"'\$\d+'|'[^']*[.\[][^']*'|^Signal is not used: '[\w$]+'|"
-                     r"^Bits of signal are not used: '(rounded|\w+_r\d+)'\[",
-                     "unused bits of Yosys temporaries ($N), dangling aliases of struct fields and "
-                     "array elements, and submodule signals the parent leaves unused (a unit's valid "
-                     "chain inside a PE), the rounder's increment bits that its precomputed carry "
-                     "makes redundant, and high bits of a cut point's register (NAME_rN) that the "
-                     "logic after it no longer reads (synthesis drops them); an unused top-level "
-                     "port is still an error"),
-}
-
-
-def _top_module_lines(v_path: Path, top: str) -> range:
-    lines = v_path.read_text().splitlines()
-    start = next(i for i, line in enumerate(lines, 1) if line.startswith(f"module {top}("))
-    end = next(i for i, line in enumerate(lines, 1) if i > start and line.startswith("endmodule"))
-    return range(start, end + 1)
-
-
-def lint(v_path: Path, ports: list[str]) -> list[str]:
-    """``verilator --lint-only -Wall``; return the warnings not justified by ``LINT_ALLOWED``.
-
-    The top module is named after the file; an unused signal in it named like one of
-    ``ports`` is an unused port, which is never allowed.
-    """
-    top_lines = _top_module_lines(v_path, v_path.stem)
+def lint(v_path: Path) -> list[str]:
+    """``verilator --lint-only -Wall NAME.vlt NAME.v`` with the waivers ``hdl.build`` writes
+    beside the Verilog (``hdl.verilator_config``): every warning and error it reports."""
     folder = verilator_bin()
     if folder is None:
         raise RuntimeError(available("verilator"))
-    proc = subprocess.run([str(folder / "verilator"), "--lint-only", "-Wall", "-Wno-fatal", str(v_path)],
-                          capture_output=True, text=True)
-    problems = []
-    for line in proc.stderr.splitlines():
-        if line.startswith("%Error"):
-            problems.append(line)
-        elif line.startswith("%Warning-"):
-            kind = line[len("%Warning-"):].split(":", 1)[0]
-            where = line.split(":")
-            in_top = len(where) > 2 and where[2].isdigit() and int(where[2]) in top_lines
-            port_unused = kind == "UNUSEDSIGNAL" and in_top and any(f"'{p}'" in line for p in ports)
-            waived = kind in LINT_ALLOWED and re.search(LINT_ALLOWED[kind][0], line.split(": ", 2)[-1])
-            if not waived or port_unused:
-                problems.append(line)
+    proc = subprocess.run([str(folder / "verilator"), "--lint-only", "-Wall", "-Wno-fatal", "--quiet",
+                           str(v_path.with_suffix(".vlt")), str(v_path)], capture_output=True, text=True)
+    problems = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("%")]
     if proc.returncode and not problems:
         problems.append(f"verilator exited with status {proc.returncode}")
     return problems
