@@ -377,7 +377,9 @@ class MXU(wiring.Component):
             row_max_j = self._delayed(m, row_max, j + anchored - tree_regs, f"row_bound{j}")
             offset = 1 + fa.bias - 2 * fi.bias
             raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
-            m.d.comb += raw.eq(row_max_j + bound + offset)
+            # The fields' sum at its natural width (one carry bit), then the signed offset.
+            fields = Signal(fi.exp_bits + 1, name=f"anchor_fields{j}")
+            m.d.comb += [fields.eq(row_max_j + bound), raw.eq(fields + offset)]
             top = fa.exp_max_field - 1
             anchor = select(raw[-1], 0, select(raw > top, Const(top, fa.exp_bits), raw[:fa.exp_bits]))
             window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
