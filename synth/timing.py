@@ -334,12 +334,14 @@ def fit(rows, model: dict) -> dict:
     new = {}
     for arch in model:
         # SB_MAC16 runs are left out: the iCE40 units' multiplies are LUTs; so are the runs of
-        # another synthesis flow (_nosr). The references are one segment each, the adder's
+        # another synthesis flow (_nosr) and the column accumulator's designs (measured after
+        # the committed fit; a refit with them is a change of the model of its own). The references are one segment each, the adder's
         # ``sum`` segment for the add/subtract alone.
         reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, FABRIC_ADD_WIDTH)]}
         designs = [(reference.get(r["kind"]) or timing.segments(_design(r["kind"], r["stages"])),
                     1000 / r["fmax_mhz"]) for r in rows
-                   if r["arch"] == arch and not r["kind"].endswith(("_dsp", "_nosr"))]
+                   if r["arch"] == arch and not r["kind"].endswith(("_dsp", "_nosr"))
+                   and not r["kind"].startswith(("pe_col", "colround"))]
         if not designs:
             new[arch] = model[arch]
             continue
