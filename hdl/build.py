@@ -270,8 +270,10 @@ def _depth_choices(unit: Unit, kwargs: dict):
         probe, _ = unit.build(**kwargs, stages=0)
         timing.unused(probe)
         return [{"stages": n} for n in range(probe.max_stages + 1)]
+    from golden.column import accumulator_param
     from .mxu_pe import ProcessingElement
-    probe = ProcessingElement(fused=kwargs.get("fused_pe", True))
+    probe = ProcessingElement(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
+                              accumulator=accumulator_param("accumulator", kwargs.get("accumulator")))
     timing.unused(probe)
     mul_max, add_max = probe.mul.max_stages, probe.add.max_stages
     rows = kwargs.get("rows", 4)
@@ -300,15 +302,21 @@ def _array_mhz(component, values: dict, arch: str) -> dict:
     design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
     design["pe"] = "fused" if component.fused_pe else "generic"
     defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
+    accumulator = None if component.accumulator is None else str(component.accumulator)
     return array_timing.array_mhz(arch, design, defaults, functools.partial(
-        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe))
+        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe, accumulator,
+        component.rows))
 
 
 @functools.cache
-def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, mul_stages: int, add_stages: int) -> float:
-    """The delay model's Fmax of an MXU's processing element."""
+def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator: str | None, terms: int,
+                 mul_stages: int, add_stages: int) -> float:
+    """The delay model's Fmax of an MXU's processing element (its accumulator's, for
+    ``terms`` rows)."""
+    from golden.column import accumulator_param
     from .mxu_pe import ProcessingElement
-    pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused)
+    pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
+                           accumulator=accumulator_param("accumulator", accumulator), terms=terms)
     timing.unused(pe)
     return timing.predict_mhz(pe, arch)
 
