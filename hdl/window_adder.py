@@ -5,7 +5,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data
 
-from golden.column import ColumnAccumulator, headroom
+from golden.column import MAX_TERMS, ColumnAccumulator, headroom
 from golden.formats import BF16, FP32, FloatFormat
 
 from .adder import _halves, _shift_steps
@@ -14,7 +14,7 @@ from .pipeline import Delay
 from .product import raw_product_layout
 from .unit import ArithmeticUnit
 
-__all__ = ["WindowAdder", "window_layout", "check_accumulator"]
+__all__ = ["WindowAdder", "window_layout", "window_params", "check_accumulator"]
 
 
 def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> data.StructLayout:
@@ -37,6 +37,16 @@ def check_accumulator(acc, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> ColumnA
         raise ValueError(f"accumulator g={acc.group}: the hardware normalises once, at the column's end "
                          "(normalisation points are modelled in golden.column); use g=0")
     return acc
+
+
+def window_params(in_fmt, acc_fmt, accumulator, terms):
+    """A column unit's checked parameters: ``(in_fmt, acc_fmt, accumulator, terms, layout)``
+    (``terms``: 1..``golden.column.MAX_TERMS``; the window's ``window_layout``)."""
+    in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
+    check_exact_products(in_fmt, acc_fmt)
+    accumulator = check_accumulator(accumulator, in_fmt, acc_fmt)
+    terms = int_param("terms", terms, 1, MAX_TERMS)
+    return in_fmt, acc_fmt, accumulator, terms, window_layout(acc_fmt, accumulator, terms)
 
 
 class WindowAdder(ArithmeticUnit):
@@ -67,12 +77,8 @@ class WindowAdder(ArithmeticUnit):
     """
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.acc_fmt = format_param("acc_fmt", acc_fmt)
-        check_exact_products(self.in_fmt, self.acc_fmt)
-        self.accumulator = check_accumulator(accumulator, self.in_fmt, self.acc_fmt)
-        self.terms = int_param("terms", terms, 1, 1 << 13)
-        self.layout = window_layout(self.acc_fmt, self.accumulator, self.terms)
+        self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
+            in_fmt, acc_fmt, accumulator, terms)
         super().__init__(operands={"a": self.layout, "b": raw_product_layout(self.in_fmt, self.acc_fmt)},
                          result_width=self.layout, rand_bits=None, stages=stages, cuts=self._cuts(),
                          reset_less=True)

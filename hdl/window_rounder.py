@@ -8,11 +8,10 @@ from golden.formats import BF16, FP32
 from golden.rounding import Flags, Rounding
 
 from .adder import _count_width, _halves, _lzc_depth, _shift_steps, leading_zeros
-from .params import check_exact_products, format_param, int_param
 from .pipeline import Delay
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
-from .window_adder import check_accumulator, window_layout
+from .window_adder import window_params
 
 __all__ = ["WindowRounder"]
 
@@ -37,12 +36,8 @@ class WindowRounder(ArithmeticUnit):
     """
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.fmt = format_param("acc_fmt", acc_fmt)
-        check_exact_products(self.in_fmt, self.fmt)
-        self.accumulator = check_accumulator(accumulator, self.in_fmt, self.fmt)
-        self.terms = int_param("terms", terms, 1, 1 << 13)
-        self.layout = window_layout(self.fmt, self.accumulator, self.terms)
+        self.in_fmt, self.fmt, self.accumulator, self.terms, self.layout = window_params(
+            in_fmt, acc_fmt, accumulator, terms)
         super().__init__(operands={"a": self.layout, "flags_in": 5}, result_width=self.fmt.width, rand_bits=None,
                          stages=stages, cuts=self._cuts(), reset_less=True)
 
