@@ -185,6 +185,8 @@ def select(sel, a, b) -> Value:
     if len(sel) != 1:
         raise ValueError(f"sel must be 1 bit wide, not {len(sel)}")
     width = max(len(a), len(b))
-    terms = [x.as_unsigned() & s.replicate(width) for x, s in ((a, sel), (b, ~sel))
+    # The 1-bit select as a signed operand sign-extends to the mask: one net, where
+    # ``replicate`` makes the backend write the select's expression once per bit.
+    terms = [(x.as_unsigned() & s.as_signed())[:width] for x, s in ((a, sel), (b, ~sel))
              if not (isinstance(x, Const) and x.value == 0)]
     return (terms[0] | terms[1]) if len(terms) == 2 else terms[0] if terms else Const(0, width)

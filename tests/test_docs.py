@@ -363,6 +363,8 @@ COMMANDS: dict[str, Entry] = {
     "[--lock FILE]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused_nosr --seeds 1,2,3": Entry(SLOW),   # ~1 minute
+    "python -m synth.timing --only pe_colw26b:4x4,pe_colw28b:4x4,pe_colw26:4x4,colround_w26:5 --seeds 1,2,3":
+        Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
