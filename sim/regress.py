@@ -47,7 +47,7 @@ def _parser() -> Parser:
                             "the units add every pair of corner values")
         p.add_argument("--seed", type=int, default=1, help="random seed, 0..4294967295 (default 1)")
         p.add_argument("--waves", action="store_true",
-                       help="dump every signal (FST) and print where; a build of its own")
+                       help="dump every signal (Verilator: VCD, Icarus: FST) and print where; a build of its own")
         p.add_argument("--verilog", type=Path, default=None, metavar="FILE.v",
                        help="simulate this Verilog (FILE.json, the manifest of hdl.build, beside it) "
                             "instead of generating it")
@@ -81,7 +81,7 @@ def _check(parser: Parser, args) -> dict:
         except ValueError as error:
             parser.error(f"--{error}")
         if facts["unit"] != args.unit:
-            parser.error(f"--verilog {args.verilog}: its manifest is of a {facts['unit']}, not a {args.unit}")
+            parser.error(f"--verilog {args.verilog}: its manifest is of unit {facts['unit']}, not {args.unit}")
         return given
     try:
         UNITS[args.unit].build(**given)
@@ -116,7 +116,7 @@ def _path(path: Path) -> Path:
 def _show(summary: dict, args, seconds: float) -> bool:
     """Print the summary; True if the regression passed."""
     passed = summary["tests"] and not summary["failed"]
-    design = f"{summary['module']} ({'netlist ' + args.netlist if args.netlist else 'RTL'}" \
+    design = f"{summary['module']} ({'netlist ' + summary['netlist'] if summary['netlist'] else 'RTL'}" \
              + (f", from {args.verilog}" if args.verilog else "") + ")"
     print(f"{'PASS' if passed else 'FAIL'}  {design} on {args.simulator}: "
           f"{summary['tests'] - summary['failed']} of {summary['tests']} cocotb tests passed")
@@ -137,7 +137,7 @@ def _show(summary: dict, args, seconds: float) -> bool:
     print(f"  design    {_path(summary['verilog'])}")
     print(f"  report    {args.junit or _path(summary['results'])} (JUnit XML; logs beside it)")
     if summary["waves"] is not None:
-        print(f"  waves     {_path(summary['waves'])} (FST: {VIEWERS})")
+        print(f"  waves     {_path(summary['waves'])} ({summary['waves'].suffix[1:].upper()}: {VIEWERS})")
     return bool(passed)
 
 
@@ -151,7 +151,8 @@ def main(argv=None) -> int:
         summary = runner.run(args.unit, given, args.simulator, vectors=args.vectors, seed=args.seed,
                              waves=args.waves, verilog=args.verilog, netlist=args.netlist, check=False)
     except RuntimeError as error:         # the design did not build or synthesise
-        print(f"FAIL  {error}", file=sys.stderr)
+        lines = str(error).splitlines()
+        print("\n".join([f"FAIL  {lines[0]}", *lines[1:][-8:]]), file=sys.stderr)
         return 1
     if args.junit is not None and summary["results"].exists():
         args.junit.parent.mkdir(parents=True, exist_ok=True)

