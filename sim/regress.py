@@ -113,6 +113,10 @@ def _path(path: Path) -> Path:
         return Path(path)
 
 
+def _flags(mismatch: dict, key: str) -> str:
+    return f" flags {mismatch[key]}" if key in mismatch else ""
+
+
 def _show(summary: dict, args, seconds: float) -> bool:
     """Print the summary; True if the regression passed."""
     passed = summary["tests"] and not summary["failed"]
@@ -121,21 +125,21 @@ def _show(summary: dict, args, seconds: float) -> bool:
     print(f"{'PASS' if passed else 'FAIL'}  {design} on {args.simulator}: "
           f"{summary['tests'] - summary['failed']} of {summary['tests']} cocotb tests passed")
     if "vectors" in summary:
-        what = "rows through the array" if args.unit == "mxu" else "vectors"
-        print(f"  {what:<9} {summary['vectors']} (seed {args.seed}), bit for bit with golden, flags included")
+        what = "x rows" if args.unit == "mxu" else "vectors"
+        flags = "" if args.unit == "xorshift" else ", flags included"
+        print(f"  {what:<9} {summary['vectors']} (seed {args.seed}), bit for bit with golden{flags}")
     for record in summary.get("mismatches", []):
         print(f"  mismatch  {record['what'] or 'vectors: '}{record['count']} of {record['of']} differ from golden; the first:")
         for m in record["first"][:SHOWN]:
             inputs = ", ".join(f"{k}={v}" for k, v in m["inputs"].items())
             print(f"    #{m['index']} {inputs}")
-            print(f"      expected {m['expected']} flags {m.get('expected_flags', '-')}, "
-                  f"got {m['got']} flags {m.get('got_flags', '-')}")
-    if not summary.get("mismatches"):
-        for name, message in _failures(summary["results"]):
-            print(f"  failed    {name}: {message}")
+            print(f"      expected {m['expected']}{_flags(m, 'expected_flags')}, got {m['got']}{_flags(m, 'got_flags')}")
+    for name, message in _failures(summary["results"]):
+        print(f"  failed    {name}: {message[:100]}")
     print(f"  time      {seconds:.1f} s" + (f" (simulation {summary['seconds']:.2f} s)" if "seconds" in summary else ""))
     print(f"  design    {_path(summary['verilog'])}")
-    print(f"  report    {args.junit or _path(summary['results'])} (JUnit XML; logs beside it)")
+    print(f"  report    {_path(summary['results'])} (JUnit XML; logs beside it)"
+          + (f", copied to {args.junit}" if args.junit else ""))
     if summary["waves"] is not None:
         print(f"  waves     {_path(summary['waves'])} ({summary['waves'].suffix[1:].upper()}: {VIEWERS})")
     return bool(passed)
