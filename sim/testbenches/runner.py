@@ -131,30 +131,9 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
         raise RuntimeError(reason)
     _environment()
     waves = os.environ.get("WAVES") == "1" if waves is None else waves
-    unit = UNITS[unit_key]
-    if verilog is None:
-        component, values = unit.build(**params)
-        name, variant = module_name(unit, component), ""
-    else:
-        verilog = Path(verilog).absolute()
-        facts = gates.read_manifest(verilog)
-        if facts["unit"] != unit_key:
-            raise ValueError(f"verilog {verilog}: its manifest is of unit {facts['unit']}, not {unit_key}")
-        if params:
-            raise ValueError(f"verilog {verilog}: the configuration is its manifest's; give no params ({params})")
-        # One build folder per file: a user's copies of one module never share a build.
-        name, variant = facts["module"], "_v" + hashlib.sha256(str(verilog).encode()).hexdigest()[:8]
-    suffix = variant + (f"_{netlist}" if netlist else "") + ("_waves" if waves else "") + \
-        ("_opt" if optimize and simulator == "verilator" else "")
-    build_dir = BUILD_ROOT / simulator / (name + suffix)
-    if verilog is None:
-        v_path, manifest_path = emit(unit, component, values, build_dir)
-        facts = json.loads(manifest_path.read_text())
-    else:
-        v_path, manifest_path = verilog, verilog.with_suffix(".json")
-    if netlist is not None:
-        v_path = gates.synthesise(v_path, facts, netlist, build_dir)
-        manifest_path, facts = v_path.with_suffix(".json"), {**facts, "netlist": netlist}
+    tag = ("_waves" if waves else "") + ("_opt" if optimize and simulator == "verilator" else "")
+    name, build_dir, v_path, manifest_path, facts = _design(unit_key, params, BUILD_ROOT / simulator, tag,
+                                                            verilog, netlist)
     build_dir.mkdir(parents=True, exist_ok=True)
     sources, includes = [v_path], []
     runner = get_runner(simulator)
@@ -207,6 +186,35 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     dump = (build_dir / ("dump.vcd" if simulator == "verilator" else f"{name}.fst")) if waves else None
     return {"module": name, "tests": tests, **summary, "failed": failed, "build_dir": build_dir,
             "results": results, "verilog": v_path, "netlist": facts.get("netlist"), "waves": dump}
+
+
+def _design(unit_key: str, params: dict, folder: Path, tag: str, verilog: Path | None, netlist: str | None):
+    """What ``run`` simulates: ``(module, build folder, Verilog, manifest path, manifest)``,
+    the configuration generated into the build folder (``folder/NAME`` + ``tag``), or a
+    user's ``verilog``, then synthesised for ``netlist``."""
+    unit = UNITS[unit_key]
+    if verilog is None:
+        component, values = unit.build(**params)
+        name, variant = module_name(unit, component), ""
+    else:
+        verilog = Path(verilog).absolute()
+        facts = gates.read_manifest(verilog)
+        if facts["unit"] != unit_key:
+            raise ValueError(f"verilog {verilog}: its manifest is of unit {facts['unit']}, not {unit_key}")
+        if params:
+            raise ValueError(f"verilog {verilog}: the configuration is its manifest's; give no params ({params})")
+        # One build folder per file: a user's copies of one module never share a build.
+        name, variant = facts["module"], "_v" + hashlib.sha256(str(verilog).encode()).hexdigest()[:8]
+    build_dir = folder / (name + variant + (f"_{netlist}" if netlist else "") + tag)
+    if verilog is None:
+        v_path, manifest_path = emit(unit, component, values, build_dir)
+        facts = json.loads(manifest_path.read_text())
+    else:
+        v_path, manifest_path = verilog, verilog.with_suffix(".json")
+    if netlist is not None:
+        v_path = gates.synthesise(v_path, facts, netlist, build_dir)
+        manifest_path, facts = v_path.with_suffix(".json"), {**facts, "netlist": netlist}
+    return name, build_dir, v_path, manifest_path, facts
 
 
 def _ports_only_verilator():
