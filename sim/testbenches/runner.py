@@ -135,13 +135,15 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     name, build_dir, v_path, manifest_path, facts = _design(unit_key, params, BUILD_ROOT / simulator, tag,
                                                             verilog, netlist)
     build_dir.mkdir(parents=True, exist_ok=True)
-    sources, includes = [v_path], []
+    sources, includes, defines = [v_path], [], {}
     runner = get_runner(simulator)
     if facts.get("netlist"):
-        models, folder = gates.cell_models(facts["netlist"])
+        models, folder = gates.cell_models(facts["netlist"], build_dir)
         sources.append(models)
         includes.append(folder)
-        if simulator == "verilator":
+        if simulator == "icarus":
+            defines = dict.fromkeys(gates.FAMILIES[facts["netlist"]].icarus_defines, 1)
+        else:
             runner = _ports_only_verilator()
             sources.insert(0, _public_ports(facts, build_dir))    # cocotb: the last source is Verilog
     build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
@@ -152,7 +154,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     saved = os.environ.get("MAKEFLAGS")
     os.environ["MAKEFLAGS"] = _make_flags(optimize, runtime if prebuilt else None)
     try:
-        runner.build(sources=sources, includes=includes, hdl_toplevel=name, build_dir=build_dir,
+        runner.build(sources=sources, includes=includes, defines=defines, hdl_toplevel=name, build_dir=build_dir,
                      build_args=build_args, waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
     except (SystemExit, RuntimeError, subprocess.CalledProcessError):
         log = (build_dir / "build.log").read_text()[-3000:] if (build_dir / "build.log").exists() else ""
