@@ -30,6 +30,10 @@ def pytest_addoption(parser):
         help="also prove the MXU's stream contract at the larger sizes of docs/formal-streams.md (1x4, 1x3 m2a2, "
              "3x3, 4x4: about 8 minutes on one core; tests/test_stream_proof.py)")
     parser.addoption(
+        "--regress-large", action="store_true",
+        help="also run sim.regress on the 4x4 MXU's ECP5 netlist and the 3x5 MXU of docs/testing.md (minutes of "
+             "synthesis and C++ compilation each; tests/test_regress.py)")
+    parser.addoption(
         "--docs-slow", action="store_true",
         help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "
              "itself: hours); without it they run their check only (tests/test_docs.py)")
@@ -40,6 +44,8 @@ def pytest_configure(config):
                                        "run as written only with --docs-slow")
     config.addinivalue_line("markers", "formal_large: a proof of minutes to half an hour, collected only with "
                                        "--formal-large")
+    config.addinivalue_line("markers", "regress_large: a sim.regress run of minutes, collected only with "
+                                       "--regress-large")
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")
     if value is None:
@@ -72,13 +78,14 @@ _DURATIONS_KEY = "tpu-arith/durations"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Longest first; without ``--formal-large``, the ``formal_large`` proofs deselected (not
-    skipped: they were not asked for)."""
-    if not config.getoption("--formal-large"):
-        large = [item for item in items if item.get_closest_marker("formal_large")]
-        if large:
-            config.hook.pytest_deselected(items=large)
-            items[:] = [item for item in items if not item.get_closest_marker("formal_large")]
+    """Longest first; without ``--formal-large`` (``--regress-large``), the ``formal_large``
+    proofs (``regress_large`` runs) deselected (not skipped: they were not asked for)."""
+    for option, marker in (("--formal-large", "formal_large"), ("--regress-large", "regress_large")):
+        if not config.getoption(option):
+            large = [item for item in items if item.get_closest_marker(marker)]
+            if large:
+                config.hook.pytest_deselected(items=large)
+                items[:] = [item for item in items if not item.get_closest_marker(marker)]
     durations = config.cache.get(_DURATIONS_KEY, {}) if config.cache else {}
     if durations:
         items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))

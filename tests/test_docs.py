@@ -192,7 +192,6 @@ def _collect_only(command: str) -> str:
     return re.sub(r" -n \d+", " -n 0", command) if " -n " in command else command + " -n 0"
 
 
-_README_REGRESSION = 'pytest -n 0 tests/test_hdl_units.py -k "verilator-fpmul_bf16_fp32_rne_s2"'
 _EVERY_BF16 = "pytest -n 0 --scale 256 tests/test_golden_fast.py -k every_bf16"
 _DEEP = "pytest -n 1 tests/test_hdl_units.py -k deep --every-depth"
 _ONE_PAGE = "pytest --docs-slow tests/test_docs.py -k numerics.md"
@@ -202,6 +201,9 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
+#: sim.regress's options checked, nothing built: a bad one must exit 2.
+_REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
+_REGRESS_LARGE = "pytest --regress-large tests/test_regress.py"
 
 #: Every command the docs show, by its text (a script: its first line).
 COMMANDS: dict[str, Entry] = {
@@ -210,11 +212,18 @@ COMMANDS: dict[str, Entry] = {
     "pip install -e '.[dev,jax]'": Entry(DOWNLOAD),
     "pytest": Entry(SLOW),
     "python -m hdl.build mul --stages 2": Entry(FAST),
-    _README_REGRESSION: Entry(SLOW, check=_collect_only(_README_REGRESSION)),  # 14 s CPU
+    "python -m sim.regress mul --stages 2": Entry(SLOW, check=_REGRESS_BAD),  # 15 s CPU in a fresh build folder
     "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 6": Entry(FAST),
     "python -m golden.experiments sr-dot --n-max 10000 --trials 3": Entry(FAST),
     "python -m golden.experiments jax-train": Entry(SLOW),
     "python -m hdl.build UNIT": Entry(SYNOPSIS),
+    "python -m sim.regress UNIT": Entry(SYNOPSIS),
+    "python -m sim.regress mul --in-fmt fp16 --out-fmt fp32 --stages 3": Entry(SLOW, check=_REGRESS_BAD),
+    "python -m sim.regress mxu --rows 3 --cols 5 --acc-depth 4 --out-rounding sr --simulator icarus --vectors 100":
+        Entry(SLOW, check=_REGRESS_BAD),                                    # 100 s
+    "python -m sim.regress mul --stages 2 --netlist ecp5": Entry(SLOW, check=_REGRESS_BAD),
+    "python -m sim.regress mul --stages 2 --waves": Entry(SLOW, check=_REGRESS_BAD),   # 30 s: its own runtime build
+    _REGRESS_LARGE: Entry(SLOW, check=_collect_only(_REGRESS_LARGE)),
     "python -m sim.formal UNIT --stages N": Entry(SYNOPSIS),
     "python -m sim.compiled.exhaustive mul ...": Entry(SYNOPSIS),
     "python -m sim.compiled.matmul": Entry(SLOW),

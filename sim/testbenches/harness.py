@@ -21,7 +21,7 @@ from golden import coverage
 from golden.formats import parse_format
 from golden.rounding import Rounding
 
-__all__ = ["Config", "start", "stream", "compare", "save_summary", "save_coverage", "Timed"]
+__all__ = ["Config", "start", "stream", "compare", "save_mismatches", "save_summary", "save_coverage", "Timed"]
 
 
 class Config:
@@ -97,17 +97,34 @@ async def stream(dut, cfg: Config, inputs: dict[str, np.ndarray], rng: np.random
 
 
 def compare(got, want, inputs: dict[str, np.ndarray], what: str = "") -> None:
-    """Bit-for-bit comparison of (results, flags) with golden's; report the first mismatches."""
+    """Bit-for-bit comparison of (results, flags) with golden's; report the first mismatches
+    (``save_mismatches``) and fail."""
     got_bits, got_flags = got[0], got[1]
     want_bits, want_flags = (np.asarray(w).astype(np.uint64) for w in want)
     bad = np.flatnonzero((got_bits != want_bits) | (got_flags != want_flags))
     if len(bad):
-        rows = []
-        for j in bad[:8]:
-            args = ", ".join(f"{port}={int(v[j]):#x}" for port, v in inputs.items())
-            rows.append(f"  #{j} {args}: got {int(got_bits[j]):#x} flags {int(got_flags[j]):#07b}, "
-                        f"golden {int(want_bits[j]):#x} flags {int(want_flags[j]):#07b}")
-        raise AssertionError(f"{what}{len(bad)} of {len(got_bits)} vectors differ from golden:\n" + "\n".join(rows))
+        save_mismatches(what, len(bad), len(got_bits), [
+            {"index": int(j), "inputs": {port: hex(int(v[j])) for port, v in inputs.items()},
+             "expected": hex(int(want_bits[j])), "expected_flags": f"{int(want_flags[j]):#07b}",
+             "got": hex(int(got_bits[j])), "got_flags": f"{int(got_flags[j]):#07b}"} for j in bad[:FIRST]])
+
+
+#: Mismatches reported in full (the rest are counted).
+FIRST = 8
+
+
+def save_mismatches(what: str, count: int, total: int, first: list[dict]) -> None:
+    """Record (summary.json: ``mismatches``, one entry per failing check) and raise: ``count``
+    of ``total`` vectors differ from golden, ``first`` the first few, each with its
+    ``inputs``, ``expected`` and ``got`` (and flags)."""
+    path = Path("summary.json")
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("mismatches", []).append({"what": what, "count": count, "of": total, "first": first})
+    path.write_text(json.dumps(data))
+    rows = [f"  #{m['index']} " + ", ".join(f"{k}={v}" for k, v in m["inputs"].items()) +
+            f": got {m['got']} flags {m.get('got_flags', '-')}, golden {m['expected']} flags {m.get('expected_flags', '-')}"
+            for m in first]
+    raise AssertionError(f"{what}{count} of {total} vectors differ from golden:\n" + "\n".join(rows))
 
 
 def save_summary(**facts) -> None:

