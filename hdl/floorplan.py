@@ -32,7 +32,7 @@ DSP_COLUMNS = (4, 13, 22, 31, 40, 49, 58, 69, 78, 87, 96, 105, 114)
 #: Multiplier sites per DSP row, left to right: (column, BEL name).
 SITES = [(c + i, f"MULT18_{i}") for c in DSP_COLUMNS for i in (0, 1, 4, 5)]
 #: Yosys commands (before synthesis) marking ``keep`` the flip-flops of the weight path
-#: (``wload*``: a ``w`` row travelling down each column, docs/mxu.md) and of the buffer tag
+#: (``wload*``: a ``w`` row travelling down each column, docs/mxu-timing.md) and of the buffer tag
 #: (``*sel*``: which weight buffer a row multiplies with, travelling with the activations).
 #: Every column's copy of a row's write enable, tile row and buffer holds the same value, and
 #: so does every tag register the same number of cycles from the entry (PE ``(k, j)`` and
