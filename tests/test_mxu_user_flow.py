@@ -1,5 +1,5 @@
 """A user's flow reproduces the published array figure: the files ``python -m hdl.build mxu``
-writes and the commands docs/mxu.md shows ("Measuring the clock in your own flow"), run as
+writes and the commands docs/mxu-timing.md shows ("Measuring the clock in your own flow"), run as
 written, against ``synth.mxu_pnr``'s place and route of the same array on the same seed
 (which builds the same harness with Amaranth's platform).
 
@@ -20,12 +20,12 @@ from hdl.fmax_top import top_lpf, top_verilog
 from hdl.toolchain import parse_details, parse_report
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = "### Measuring the clock in your own flow"
+SECTION = "## Measuring the clock in your own flow"
 
 
 def documented_sequence() -> list[str]:
-    """The commands of the first ``sh`` block of docs/mxu.md's section ``SECTION``."""
-    text = (ROOT / "docs" / "mxu.md").read_text()
+    """The commands of the first ``sh`` block of docs/mxu-timing.md's section ``SECTION``."""
+    text = (ROOT / "docs" / "mxu-timing.md").read_text()
     block = text[text.index(SECTION):].split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
 

@@ -227,7 +227,7 @@ def _window(w):
 
 
 def print_tables(rows, ks, windows, groups):
-    """The tables of docs/numerics.md (Markdown); returns the window the criterion picks
+    """The tables of docs/numerics-column.md (Markdown); returns the window the criterion picks
     (G = 0, running anchor, truncation), or None."""
     data, k = CRITERION
     print(f"\nRelative error at K = {k}, {data} data (G = 0, running anchor):\n")

@@ -1,4 +1,4 @@
-"""Timing diagrams for docs/mxu.md: ``python -m sim.experiments.mxu_waves`` (``--help``).
+"""Timing diagrams for docs/mxu-timing.md: ``python -m sim.experiments.mxu_waves`` (``--help``).
 
 Simulates a 2x2 MXU (bf16 in, fp32 out, no register stages: latency 8, FIFO depth 16)
 with Amaranth's simulator through four scripted scenarios, records the stream handshakes
