@@ -27,12 +27,14 @@ def pytest_addoption(parser):
              "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
     parser.addoption(
         "--formal-large", action="store_true",
-        help="also prove the MXU's stream contract at the larger sizes of docs/formal-streams.md (1x4, 1x3 m2a2, "
-             "3x3, 4x4: about 8 minutes on one core; tests/test_stream_proof.py)")
+        help="also prove the MXU's stream contract at the larger sizes of docs/formal-streams.md (1x3, 2x2 m1a1, "
+             "1x4, 1x3 m2a2, 3x3, 4x4: about 10 minutes on one core; tests/test_stream_proof.py)")
     parser.addoption(
         "--regress-large", action="store_true",
-        help="also run sim.regress on the 4x4 MXU's ECP5 netlist and the 3x5 MXU of docs/testing.md (minutes of "
-             "synthesis and C++ compilation each; tests/test_regress.py)")
+        help="also run the larger regressions: sim.regress on the 4x4 MXU's ECP5 netlist and the 3x5 MXU "
+             "(tests/test_regress.py), the 8x8 MXU's cocotb regression, golden.matmul on the compiled 8x4 MXU "
+             "with 2 workers and with fp8 inputs, and the documented user flow's place and route "
+             "(tests/test_mxu_user_flow.py): minutes each")
     parser.addoption(
         "--docs-slow", action="store_true",
         help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "
@@ -44,7 +46,7 @@ def pytest_configure(config):
                                        "run as written only with --docs-slow")
     config.addinivalue_line("markers", "formal_large: a proof of minutes to half an hour, collected only with "
                                        "--formal-large")
-    config.addinivalue_line("markers", "regress_large: a sim.regress run of minutes, collected only with "
+    config.addinivalue_line("markers", "regress_large: a regression of minutes, collected only with "
                                        "--regress-large")
     # Kept on the config too, so test modules can choose what to collect by it.
     value = config.getoption("--scale")

@@ -71,11 +71,12 @@ def test_bad_argument_is_one_line(capsys):
 
 
 @pytest.mark.parametrize("precision, shape, array, workers", [
-    ("BF16_BF16_F32", (20, 30, 11), (8, 4), 2),       # K > rows, nothing a multiple of the array; 2 processes
+    # K > rows, nothing a multiple of the array; 2 processes (an 8x4 build: --regress-large)
+    pytest.param("BF16_BF16_F32", (20, 30, 11), (8, 4), 2, marks=pytest.mark.regress_large),
     ("BF16_BF16_F32", (5, 7, 3), (8, 4), 1),          # K < rows: one padded tile
     ("HIGH", (9, 17, 6), (4, 4), 1),
     ("HIGHEST", (7, 12, 5), (4, 4), 1),
-    (("fp8_e4m3", "fp32"), (6, 10, 4), (4, 4), 1),
+    pytest.param(("fp8_e4m3", "fp32"), (6, 10, 4), (4, 4), 1, marks=pytest.mark.regress_large),
 ])
 def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers, rng):
     """golden.matmul streamed through the compiled MXU (sim.compiled.matmul raises on any

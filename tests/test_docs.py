@@ -404,7 +404,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m hdl.build NAME --help": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5 --only UNIT:N": Entry(SYNOPSIS),
     # README.md, docs/formal.md, docs/testing.md: the larger stream proofs (about 8 minutes)
-    "pytest --formal-large": Entry(SLOW, check=_collect_only("pytest --formal-large tests/test_stream_proof.py")),
+    "pytest --regress-large": Entry(SLOW, check=_collect_only("pytest --regress-large tests/test_hdl_mxu.py")),
     "pytest --formal-large tests/test_stream_proof.py": Entry(
         SLOW, check=_collect_only("pytest --formal-large tests/test_stream_proof.py")),
     "pytest -n 1 --formal-large tests/test_stream_proof.py -k larger": Entry(

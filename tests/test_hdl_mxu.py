@@ -16,8 +16,6 @@ SIZES = [
     dict(rows=3, cols=2, mul_stages=9, add_stages=2, acc_depth=4, fused_pe=False),    # the generic units
     dict(rows=3, cols=2, mul_stages=7, add_stages=2, acc_depth=4),
     dict(rows=4, cols=4, add_stages=1, out_rounding="rne", acc_depth=8),
-    dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, out_rounding="sr", sr_bits=8,
-         acc_depth=16),
     # The column accumulator: a narrow sticky window, pipelined, accumulators and output rounding;
     # fp8 products in an 8-bit window.
     dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky", acc_depth=4,
@@ -26,6 +24,9 @@ SIZES = [
     dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound", out_rounding="sr",
          acc_depth=2),
 ]
+#: Only with ``--regress-large``: the 8x8 array (a minute of Verilator and C++ compilation).
+LARGE = [dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, out_rounding="sr", sr_bits=8,
+              acc_depth=16)]
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]
 
@@ -41,6 +42,7 @@ def pytest_generate_tests(metafunc):
     if "simulator" not in metafunc.fixturenames:
         return
     runs = RUNS + ([("verilator", p) for p in SCALED] if metafunc.config.arith_scale > 1 else [])
+    runs += [pytest.param("verilator", p, marks=pytest.mark.regress_large) for p in LARGE]
     metafunc.parametrize("simulator, params", runs, ids=_id)
 
 

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from golden.tools.cli import build_dir
 from hdl.build import UNITS, emit
 from hdl.fmax_top import top_lpf, top_verilog
@@ -49,6 +51,7 @@ def _locked(command: str) -> list[str]:
     return ["flock", lock, "sh", "-c", command] if lock and command.startswith("yowasp-") else ["sh", "-c", command]
 
 
+@pytest.mark.regress_large   # two syntheses and places and routes: minutes
 def test_documented_user_flow_reproduces_mxu_pnr():
     from synth import mxu_pnr
 
