@@ -301,6 +301,9 @@ def _array_mhz(component, values: dict, arch: str) -> dict:
     """An MXU's figure from measured arrays (``array_timing.array_mhz``)."""
     design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
     design["pe"] = "fused" if component.fused_pe else "generic"
+    # docs/mxu-pnr.csv spells the default accumulator "fp32": an array is derated only by
+    # arrays of its own accumulator.
+    design["accumulator"] = design.get("accumulator") or "fp32"
     defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
     accumulator = None if component.accumulator is None else str(component.accumulator)
     return array_timing.array_mhz(arch, design, defaults, functools.partial(
