@@ -120,8 +120,12 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
     path = cache / f"{name}_{key}.json"
     accumulator = params.get("accumulator") or "fp32"
-    if path.exists():          # runs cached before the column was added lack it
-        return {"accumulator": accumulator, **json.loads(path.read_text())}
+    if path.exists():
+        result = json.loads(path.read_text())
+        if "accumulator" not in result:         # cached before the column was added
+            result["accumulator"] = accumulator
+            path.write_text(json.dumps(result))
+        return result
     rows, cols = params["rows"], params["cols"]
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": params["mul_stages"],
@@ -174,6 +178,8 @@ def cached(cache: Path) -> list[dict]:
     newest = {}
     for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
         r = json.loads(p.read_text())
+        if "accumulator" not in r and "_colw" in p.name:
+            continue        # a column array cached before the column was recorded: not fp32
         r = {**BEFORE, "clock_mhz": TARGET_MHZ[r["arch"]], **r}
         newest[_key(r)] = r
     return [newest[k] for k in sorted(newest)]

@@ -201,6 +201,7 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
+_COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 4 --accumulator column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
 _REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
 _REGRESS_LARGE = "pytest --regress-large tests/test_regress.py"
@@ -374,6 +375,10 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ecp5 --only pe_fused_nosr --seeds 1,2,3": Entry(SLOW),   # ~1 minute
     "python -m synth.timing --only pe_colw26b:4x4,pe_colw28b:4x4,pe_colw26:4x4,colround_w26:5 --seeds 1,2,3":
         Entry(SLOW),
+    # docs/mxu-pnr.md: the column accumulator's array
+    _COLUMN_4X4: Entry(FAST),
+    "python -m synth.mxu_pnr --verilog build/verilog/mxu_4x4_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
+        Entry(SLOW, before=_COLUMN_4X4),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
