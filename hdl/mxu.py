@@ -315,7 +315,7 @@ class MXU(wiring.Component):
         x_row = self._converted(m, x_in.payload.data, "x")
         w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
         if self._bound_anchor:
-            self._tile_bounds = self._column_exponent_bounds(m, w_take, load_row, active, w_row)
+            self._tile_bounds = self._column_exponent_bounds(m, w_writes[0], w_row)
         self.internals.w_writes = w_writes
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
@@ -333,18 +333,24 @@ class MXU(wiring.Component):
         ordinary = ~(u.is_zero_daz | u.is_inf | u.is_nan)
         return u.exponent & ordinary.replicate(self.in_fmt.exp_bits)
 
-    def _column_exponent_bounds(self, m, w_take, load_row, active, w_row):
+    def _column_exponent_bounds(self, m, first_writes, w_row):
         """Per weight buffer and column, the largest exponent field of the tile's column
         (``_exponent_field``), kept while the tile is loaded into the shadow buffer:
-        ``bounds[buf][j]``."""
+        ``bounds[buf][j]``.
+
+        Each column's maximum follows its first weight-write register (``first_writes[j]``,
+        the row's write a cycle after it is accepted) with the row's exponent field
+        registered beside it, so the compare starts at flip-flops by the column rather than
+        at the ``w`` port (the column 4x4's critical path). The bound then lands when the
+        row's weights land in PE row 0, before a swap row can read it there."""
         bounds = [[Signal(self.in_fmt.exp_bits, name=f"tile_bound{b}_{j}") for j in range(self.cols)]
                   for b in (0, 1)]
-        for j, value in enumerate(w_row):
+        for j, (write, value) in enumerate(zip(first_writes, w_row)):
             e = Signal(self.in_fmt.exp_bits, name=f"w_exp{j}")
-            m.d.comb += e.eq(self._exponent_field(value))
+            m.d.sync += e.eq(self._exponent_field(value))
             for b in (0, 1):
-                with m.If(w_take & (active != b)):          # buffer b is the shadow
-                    m.d.sync += bounds[b][j].eq(Mux((load_row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
+                with m.If(write.we & (write.buf == b)):     # buffer b is the shadow
+                    m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
         return bounds
 
     def _column_anchors(self, m, entered, pes):
