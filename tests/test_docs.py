@@ -202,6 +202,7 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
 _COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 4 --accumulator column:w=26,anchor=bound"
+_COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulator column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
 _REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
 _REGRESS_LARGE = "pytest --regress-large tests/test_regress.py"
@@ -379,6 +380,11 @@ COMMANDS: dict[str, Entry] = {
     _COLUMN_4X4: Entry(FAST),
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_4x4_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
         Entry(SLOW, before=_COLUMN_4X4),
+    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1": Entry(SLOW),
+    _COLUMN_12X12.format(a=4): Entry(SLOW),     # writes the 12x12's files (12 s)
+    _COLUMN_12X12.format(a=3): Entry(SLOW),
+    "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a3_colw26b.json --seeds 1,2,3":
+        Entry(SLOW, before=_COLUMN_12X12.format(a=3)),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
