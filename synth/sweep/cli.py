@@ -65,7 +65,7 @@ def _parser() -> Parser:
                              "(--csv docs/synth.csv publishes)")
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
                         help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
-                             "adder, sr, pe, mxu; e.g. bare,mul)")
+                             "adder, sr, pe, colround, mxu; e.g. bare,mul)")
     return parser
 
 

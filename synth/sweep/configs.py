@@ -96,8 +96,7 @@ def component(config):
         return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
     if unit == "timing":
         from ..timing import component as timed_component
-        return timed_component(params["kind"], tuple(params["stages"]) if params["kind"].startswith("pe")
-                               else params["stages"])
+        return timed_component(params["kind"], params["stages"])
     if unit == "pe":
         pe = ProcessingElement(**params)
         return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
