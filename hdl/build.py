@@ -222,6 +222,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     facts = {"latency": getattr(component, "latency", 0)}
     if isinstance(component, MXU):
         facts["round_stages"] = component.round_stages
+        facts["point_latency"] = component.point_latency
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:
