@@ -13,7 +13,8 @@ Streams (``amaranth.lib.stream``, valid/ready):
 * ``y``: one row of ``Y = X . W`` per transfer (``cols`` values), in order.
 
 Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``acc_fmt``
-(or, with a column ``accumulator``, golden.column's window sum rounded once per column);
+(or, with a column ``accumulator``, golden.column's window sum, rounded at its normalisation
+points and once at the end of each column);
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
