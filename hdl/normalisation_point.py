@@ -18,8 +18,11 @@ __all__ = ["NormalisationPoint", "point_add_stages"]
 
 def _segments(rounder, adder) -> list:
     """A point's register-to-register delays: the rounder's last segment runs into the
-    adder's first; the adder's last ends at the point's output register."""
+    adder's first (unless a register at the rounder's output or the adder's input cuts
+    them); the adder's last ends at the point's output register."""
     r, a = rounder.segments, adder.segments
+    if rounder.cut_registers["output"] or adder.cut_registers["input"]:
+        return [*r, *a]
     return [*r[:-1], r[-1] + a[0], *a[1:]]
 
 
