@@ -190,8 +190,10 @@ class MXU(wiring.Component):
         than the element), then its output register."""
         if not self.point_rows:
             return 0
-        add_stages = point_add_stages(self._pe_cost, round_stages=self.round_stages, **self._window_args())
-        return self.round_stages + add_stages + 1
+        if not hasattr(self, "_point_latency"):
+            add_stages = point_add_stages(self._pe_cost, round_stages=self.round_stages, **self._window_args())
+            self._point_latency = self.round_stages + add_stages + 1
+        return self._point_latency
 
     def _row_skew(self, k: int) -> int:
         """Cycles row ``k``'s activation waits after the entry register: the partial sums'
