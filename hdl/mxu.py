@@ -509,7 +509,7 @@ class MXU(wiring.Component):
             if top is not None:
                 anchor = self._delayed(m, anchor, arrives - at, f"point{k}_{j}_anchor")
             at = arrives
-            m.submodules[f"point_{k}_{j}"] = point = self.normalisation_point()
+            point = self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
             m.d.comb += [point.a.eq(column[k - 1].psum_out), point.flags_in.eq(column[k - 1].flags_out),
                          point.anchor.eq(anchor),
                          column[k].psum_in.eq(point.result), column[k].flags_in.eq(point.flags)]
@@ -563,22 +563,32 @@ class MXU(wiring.Component):
         so the array's Verilog holds one module per distinct element, not one per element."""
         self._pe_module = (module, reset)
 
-    _pe_module = None
+    def instance_normalisation_points(self, module: str, reset: bool) -> None:
+        """As ``instance_processing_elements``, for the normalisation points
+        (``normalisation_point()`` converted on its own)."""
+        self._point_module = (module, reset)
+
+    _pe_module = _point_module = None
 
     def _processing_element(self, m, k, j):
         """Processing element ``(k, j)`` added to ``m``: the component, or an instance of
         ``instance_processing_elements``'s module with a signal per port."""
-        pe = self.processing_element()
-        if self._pe_module is None:
-            m.submodules[f"pe_{k}_{j}"] = pe
-            return pe
-        module, reset = self._pe_module
-        unused(pe)                                      # only its signature is used
-        members = pe.signature.members
-        ports = SimpleNamespace(**{n: Signal(member.shape, name=f"pe_{k}_{j}_{n}") for n, member in members.items()})
+        return self._instance(m, f"pe_{k}_{j}", self.processing_element(), self._pe_module)
+
+    @staticmethod
+    def _instance(m, name: str, component, module):
+        """``component`` added to ``m`` as submodule ``name``, or, with ``module`` (``(Verilog
+        module, has rst)``), an instance of that module with a signal per port."""
+        if module is None:
+            m.submodules[name] = component
+            return component
+        module, reset = module
+        unused(component)                               # only its signature is used
+        members = component.signature.members
+        ports = SimpleNamespace(**{n: Signal(member.shape, name=f"{name}_{n}") for n, member in members.items()})
         connections = {("i_" if member.flow == In else "o_") + n: getattr(ports, n) for n, member in members.items()}
-        m.submodules[f"pe_{k}_{j}"] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
-                                               **connections)
+        m.submodules[name] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
+                                      **connections)
         return ports
 
     def _weight_writes(self, m, we, row, buf, values):
