@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import importlib
 import json
 import operator
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +31,7 @@ from amaranth.hdl import ClockDomain, ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import cdc, io, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.toolchain import check_synthesis_log, parse_details, parse_report, tool_env
+from hdl.toolchain import check_synthesis_log, parse_details, parse_report, tool_env, tool_versions
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "explain_verdict",
            "place_and_route"]
@@ -184,16 +186,44 @@ def explain_verdict(line: str, above_every_design: bool) -> str:
             f"(synth.pnr.TARGET_MHZ), so {found[1]} MHz is the Fmax reached]\n")
 
 
+#: What synthesis writes (``place_and_route`` names the design ``top``): kept per netlist key.
+_SYNTHESISED = ("top.json", "top.rpt")
+
+
+def _netlist_key(plan) -> str:
+    """What Yosys's netlist depends on: every file of ``plan`` but its build scripts (which
+    name nextpnr's seed), and the tools' versions."""
+    h = hashlib.sha256(tool_versions().encode())
+    for name, content in sorted(plan.files.items()):
+        if not name.startswith(plan.script):
+            h.update(name.encode() + b"\0" + (content.encode() if isinstance(content, str) else content) + b"\0")
+    return h.hexdigest()[:20]
+
+
 def _run_build(plan, build_dir: Path, above_every_design: bool) -> None:
     """Run Amaranth's build script (Yosys, nextpnr) in ``build_dir`` as ``execute_local``
-    does, its stderr passed on line by line through ``explain_verdict``."""
+    does, its stderr passed on line by line through ``explain_verdict``. A design already
+    synthesised in a sibling folder (another seed of it: the same files and tools) reuses
+    that netlist and runs nextpnr only (a large array's synthesis takes ten minutes and more)."""
     plan.extract(str(build_dir))
+    netlist = build_dir.parent / "netlists" / _netlist_key(plan)
+    env = tool_env()
+    reused = all((netlist / name).exists() for name in _SYNTHESISED)
+    if reused:
+        for name in _SYNTHESISED:
+            shutil.copyfile(netlist / name, build_dir / name)
+        env["YOSYS"] = "true"            # the build script's Yosys step does nothing
     command = ["sh", f"{plan.script}.sh"]
-    proc = subprocess.Popen(command, cwd=build_dir, env=tool_env(), stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, cwd=build_dir, env=env, stderr=subprocess.PIPE, text=True)
     for line in proc.stderr:
         sys.stderr.write(explain_verdict(line, above_every_design))
     if proc.wait():
         raise subprocess.CalledProcessError(proc.returncode, command)
+    if not reused:
+        netlist.mkdir(parents=True, exist_ok=True)
+        for name in _SYNTHESISED:            # renamed into place: a reader never sees half a file
+            shutil.copyfile(build_dir / name, netlist / f".{name}.tmp")
+            (netlist / f".{name}.tmp").replace(netlist / name)
 
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,

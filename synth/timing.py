@@ -45,7 +45,7 @@ UNITS = {
     "pe_dsp": ("MXU PE, SB_MAC16", None),
     "fabric_add": ("28-bit add/subtract alone", None),
     **{f"pe_colw{w}": (f"MXU PE, column accumulator, W={w}", None) for w in (16, 20, 24, 26, 28, 32)},
-    **{f"pe_colw{w}b": (f"MXU PE, column accumulator, W={w}, bound anchor", None) for w in (24, 26, 28, 30)},
+    **{f"pe_colw{w}b": (f"MXU PE, column accumulator, W={w}, bound anchor", None) for w in (24, 26, 28, 30, 32)},
     **{f"colround_w{w}": (f"column rounder, W={w}", None) for w in (24, 26, 28)},
 }
 #: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).

@@ -350,7 +350,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.sweep --group a --only bare,mul_rne_e8 --pnr": Entry(SLOW),
     "python -m synth.sweep --group b,c --only mul,adder,sr,pe --pnr": Entry(SLOW),
     "python -m synth.sweep --pnr --cached-only": Entry(SLOW, before="python -m synth.sweep --quick --pnr"),
-    "python -m synth.sweep --group c --only pe": Entry(SLOW),
+    "python -m synth.sweep --group c --only pe,colround --pnr": Entry(SLOW),
     # docs/testing.md
     _DEEP: Entry(SLOW, check=_collect_only(_DEEP)),
     "bash .ci/run": Entry(SLOW, check="bash -n .ci/run"),

@@ -90,6 +90,10 @@ def test_full_sweep_covers_the_issue():
     for kind in ("adder", "sr", "pe"):
         assert {bool(c["params"].get("stages") or c["params"].get("mul_stages")) for c in full if c["kind"] == kind} \
             == {False, True}, kind
+    # The accumulator as an axis: the column accumulator's element at several W, both anchors.
+    column = [c["kind"] for c in full if c["kind"].startswith(("pe_colw", "colround"))]
+    assert len({k for k in column if k.startswith("pe_colw") and not k.endswith("b")}) >= 3
+    assert any(k.endswith("b") for k in column) and "colround_w24" in column
     assert len({json.dumps([c["unit"], c["params"]], sort_keys=True) for c in full}) < len(full)   # shared designs
     assert all(c["flows"] == list(flows.FLOWS) for c in full)
 
@@ -103,6 +107,16 @@ def test_mxu_table_divides_by_the_pe_of_the_same_pipelining():
     assert "| MXU 4x4 m0a0 | 2,080 | 130 | 1.30 |" in md and "| MXU 4x4 m1a1 | 2,080 | 130 | 0.87 |" in md
 
 
+def test_publishing_merges_by_module(tmp_path):
+    from synth.sweep.report import write_csv
+    path = tmp_path / "synth.csv"
+    a, b = ({"group": "c", "kind": "pe", "module": m, "gates": g} for m, g in (("pe_a", 1), ("pe_b", 2)))
+    write_csv([a, b], path)
+    write_csv([{**b, "gates": 3}, {**a, "module": "pe_c", "gates": 4}], path, merge=True)
+    rows = list(csv.DictReader(open(path)))
+    assert [(r["module"], r["gates"]) for r in rows] == [("pe_a", "1"), ("pe_b", "3"), ("pe_c", "4")]
+
+
 def _sweep(*args):
     return subprocess.run([sys.executable, "-m", "synth.sweep", *args], cwd=ROOT, capture_output=True, text=True)
 
@@ -112,6 +126,7 @@ def _sweep(*args):
     (["--only", "gpu"], "--only gpu: no configuration of that kind"),
     (["--quik"], "unrecognized arguments: --quik"),
     (["--quick", "--out", "README.md"], "--out README.md: is a file, not a folder"),
+    (["--quick", "--csv", "docs"], "--csv docs: is a folder, not a file"),
     (["--timeout", "0"], "--timeout must be in 1..1440 minutes, not 0"),
     (["--cached-only", "--no-cache"], "--cached-only reads only the cache, --no-cache ignores it"),
     (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),

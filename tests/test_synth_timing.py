@@ -460,3 +460,17 @@ def test_y_drivers_names_what_feeds_the_harness_y_registers(tmp_path):
     path = tmp_path / "top.json"
     path.write_text(json.dumps({"modules": {"top": {"cells": cells}}}))
     assert y_drivers(path) == "DP16KD 1, TRELLIS_FF 1"
+
+
+def test_a_netlist_is_shared_by_seeds_of_one_design_only():
+    """synth.pnr reuses one Yosys netlist for every seed of a design: its key ignores the
+    build script (which names the seed) but not any other file."""
+    from types import SimpleNamespace
+
+    from synth.pnr import _netlist_key
+
+    def plan(seed, design="module top; endmodule"):
+        return SimpleNamespace(script="build_top", files={"top.il": design, "top.ys": "read_rtlil top.il",
+                                                          "build_top.sh": f"nextpnr-ecp5 --seed {seed}"})
+    assert _netlist_key(plan(1)) == _netlist_key(plan(2))
+    assert _netlist_key(plan(1)) != _netlist_key(plan(1, "module top2; endmodule"))

@@ -60,6 +60,9 @@ def _parser() -> Parser:
                         help="write the outputs from cached results only (a partial sweep), synthesising nothing")
     parser.add_argument("--group", default=None, metavar="G[,G...]",
                         help="only these sweeps: a (mantissa widths), b (named formats), c (adder, SR, PE, MXU)")
+    parser.add_argument("--csv", type=Path, default=None, metavar="CSV",
+                        help="also merge the rows into this CSV by group, kind and module, keeping its other rows "
+                             "(--csv docs/synth.csv publishes)")
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
                         help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
                              "adder, sr, pe, mxu; e.g. bare,mul)")
@@ -76,6 +79,8 @@ def _checked(parser, args) -> list[dict]:
     if args.cached_only and args.no_cache:
         parser.error("--cached-only reads only the cache, --no-cache ignores it: give one of them")
     check_output(args.out, "--out", folder=True)
+    if args.csv:
+        check_output(args.csv, "--csv")
     try:
         yosys_command()
     except RuntimeError as error:
@@ -149,6 +154,8 @@ def main(argv=None) -> int:
     fitted = fits(rows)
     claim_lines = claims(rows)
     write_csv(rows, args.out / "synth.csv")
+    if args.csv:
+        write_csv(rows, args.csv, merge=True)
     write_text(args.out / "synth.md", markdown(rows, fitted, claim_lines))
     written = plot(rows, fitted, args.out)
     print(f"{len(rows)} configurations in {time.perf_counter() - start:.0f} s (Yosys {yosys_version()})"
@@ -158,7 +165,8 @@ def main(argv=None) -> int:
         print(f"fit: {line}")
     for line in claim_lines:
         print(line)
-    print("wrote " + ", ".join(str(p) for p in [args.out / "synth.csv", args.out / "synth.md", *written]))
+    print("wrote " + ", ".join(str(p) for p in [args.out / "synth.csv", args.out / "synth.md", *written])
+          + (f"; merged into {args.csv}" if args.csv else ""))
     for failure in failures:
         print(f"FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0

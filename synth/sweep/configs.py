@@ -1,5 +1,6 @@
 """The sweep's configurations: (a) mantissa widths 2..23 at exponents 8 and 5, (b) the named
-formats, (c) the fp32 adder, the SR unit, the MXU's processing elements and MXU sizes; and
+formats, (c) the fp32 adder, the SR unit, the MXU's processing elements (with each accumulator) and
+MXU sizes; and
 the component each one builds."""
 
 from __future__ import annotations
@@ -65,11 +66,22 @@ def configurations(quick: bool = False) -> list[dict]:
         out.append(_config("c", kind.replace("pe", "pe_fp8"), "pe",
                            {"in_fmt": "fp8_e4m3fn", "mul_stages": 0, "add_stages": 0, "fused": fused},
                            label=f"{name} fp8_e4m3fn inputs m0a0"))
+    # The accumulator as an axis: the column accumulator's element against W (running and
+    # bound anchor) and its column rounder, beside the fp32 elements above (synth.timing's designs).
+    for kind in ("pe_colw16", "pe_colw24", "pe_colw32", "pe_colw24b", "pe_colw32b"):
+        out.append(_config("c", kind, "timing", {"kind": kind, "stages": [0, 0]}, label=f"{_timing_label(kind)} m0a0"))
+    out.append(_config("c", "colround_w24", "timing", {"kind": "colround_w24", "stages": 0},
+                       label=f"{_timing_label('colround_w24')} s0"))
     for size in (1, 2, 4, 8):
         for mul, add in ((0, 0), (1, 1)):
             out.append(_config("c", "mxu", "mxu", {"rows": size, "cols": size, "mul_stages": mul, "add_stages": add},
                                label=f"MXU {size}x{size} m{mul}a{add}"))
     return out
+
+
+def _timing_label(kind: str) -> str:
+    from ..timing import UNITS as TIMED
+    return TIMED[kind][0]
 
 
 def component(config):
@@ -82,6 +94,10 @@ def component(config):
     unit, params = config["unit"], config["params"]
     if unit == "bare":
         return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
+    if unit == "timing":
+        from ..timing import component as timed_component
+        return timed_component(params["kind"], tuple(params["stages"]) if params["kind"].startswith("pe")
+                               else params["stages"])
     if unit == "pe":
         pe = ProcessingElement(**params)
         return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused

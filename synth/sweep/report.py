@@ -91,11 +91,23 @@ COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transisto
            "ice40_util_pct", "ecp5_fmax_mhz", "ecp5_pnr_cells", "ecp5_util_pct", "seconds"]
 
 
-def write_csv(rows, path: Path):
+#: What identifies a row of synth.csv: a rerun replaces its own rows only.
+KEY = ("group", "kind", "module")
+
+
+def write_csv(rows, path: Path, merge: bool = False):
+    """``rows`` as the CSV at ``path``; with ``merge``, into the rows already there by ``KEY``
+    (new keys appended, the others kept in their order)."""
+    merged = {}
+    if merge and Path(path).exists():
+        with open(path, newline="") as f:
+            merged = {tuple(r[k] for k in KEY): r for r in csv.DictReader(f)}
+    for r in rows:
+        merged[tuple(str(r.get(k) or "") for k in KEY)] = r
     text = io.StringIO()
     writer = csv.DictWriter(text, COLUMNS, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(merged.values())
     write_text(path, text.getvalue())
 
 
