@@ -186,12 +186,17 @@ def module_name(unit: Unit, component) -> str:
 
 def to_verilog(component, name: str) -> str:
     """The component as Verilog module ``name``, its ports in signature order. An MXU's
-    processing elements are one module, ``NAME_pe``, instantiated ``rows * cols`` times
-    (written after the array's own modules)."""
+    processing elements are one module, ``NAME_pe``, instantiated ``rows * cols`` times,
+    and its normalisation points one, ``NAME_point`` (written after the array's own modules)."""
     pe_text = ""
     if isinstance(component, MXU):
         pe_text = verilog.convert(component.processing_element(), name=f"{name}_pe", emit_src=False)
         component.instance_processing_elements(f"{name}_pe", reset=_has_port(pe_text, f"{name}_pe", "rst"))
+        if component.point_rows:
+            point_text = verilog.convert(component.normalisation_point(), name=f"{name}_point", emit_src=False)
+            component.instance_normalisation_points(f"{name}_point",
+                                                    reset=_has_port(point_text, f"{name}_point", "rst"))
+            pe_text += point_text
     text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + pe_text)
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
@@ -222,6 +227,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     facts = {"latency": getattr(component, "latency", 0)}
     if isinstance(component, MXU):
         facts["round_stages"] = component.round_stages
+        facts["point_latency"] = component.point_latency
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:

@@ -13,7 +13,8 @@ Streams (``amaranth.lib.stream``, valid/ready):
 * ``y``: one row of ``Y = X . W`` per transfer (``cols`` values), in order.
 
 Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``acc_fmt``
-(or, with a column ``accumulator``, golden.column's window sum rounded once per column);
+(or, with a column ``accumulator``, golden.column's window sum, rounded at its normalisation
+points and once at the end of each column);
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
@@ -41,6 +42,7 @@ from .float import FloatLayout
 from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
+from .normalisation_point import NormalisationPoint, point_add_stages
 from .rounder import signed_width
 from .pipeline import select
 from .params import check_exact_products, format_param, int_param, rounding_param
@@ -89,10 +91,12 @@ class MXU(wiring.Component):
         (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
     accumulator : str or ColumnAccumulator, optional
         ``"fp32"`` (default): every processing element rounds its add (RNE). A column
-        accumulator (``"column:w=W[,sticky]"``, golden.column): the elements carry a
-        fixed-point window down each column and one ``WindowRounder`` per column rounds it
-        at the array's edge (``round_stages`` registers, chosen by the pipeline's delay
-        model to be no slower than the elements).
+        accumulator (``"column:w=W[,g=G][,sticky][,anchor=A]"``, golden.column): the
+        elements carry a fixed-point window down each column and one ``WindowRounder`` per
+        column rounds it at the array's edge (``round_stages`` registers, chosen by the
+        pipeline's delay model to be no slower than the elements); with ``g=G`` a
+        ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
+        fresh window (``point_latency`` cycles).
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
@@ -170,12 +174,40 @@ class MXU(wiring.Component):
         return self.add_stages + 1
 
     @property
+    def point_rows(self) -> list[int]:
+        """The rows with a normalisation point above them (``G, 2G, ... < rows``)."""
+        group = self.accumulator.group if self.accumulator is not None else 0
+        return list(range(group, self.rows, group)) if group else []
+
+    def _points_above(self, k: int) -> int:
+        """Normalisation points between row 0 and row ``k``."""
+        return sum(r <= k for r in self.point_rows)
+
+    @property
+    def point_latency(self) -> int:
+        """Cycles a partial sum spends in one normalisation point (0 without any):
+        ``round_stages`` and its adder's stages (``point_add_stages``, the fewest no slower
+        than the element), then its output register."""
+        if not self.point_rows:
+            return 0
+        if not hasattr(self, "_point_latency"):
+            add_stages = point_add_stages(self._pe_cost, round_stages=self.round_stages, **self._window_args())
+            self._point_latency = self.round_stages + add_stages + 1
+        return self._point_latency
+
+    def _row_skew(self, k: int) -> int:
+        """Cycles row ``k``'s activation waits after the entry register: the partial sums'
+        time in the rows and normalisation points above it."""
+        return k * self.psum_latency + self._points_above(k) * self.point_latency
+
+    @property
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * (add_stages + 1) +
-        mul_stages + round_stages + cols`` (the entry register, skew, processing
-        elements, column rounders, de-skew)."""
-        return self.rows * self.psum_latency + self.mul_stages + self.round_stages + self.cols
+        mul_stages + round_stages + cols + points * point_latency`` (the entry register,
+        skew, processing elements, normalisation points, column rounders, de-skew)."""
+        return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
+                + self.round_stages + self.cols)
 
     @property
     def round_stages(self) -> int:
@@ -185,18 +217,24 @@ class MXU(wiring.Component):
         if self.accumulator is None:
             return 0
         if not hasattr(self, "_round_stages"):
-            pe = MXU.processing_element(self)       # the real element, also where a subclass abstracts it
-            unused(pe)
-            worst = max(d.cost for d in segments(pe))
             probe = WindowRounder(**self._window_args())
             unused(probe)
             for stages in range(probe.max_stages + 1):
                 rounder = WindowRounder(**self._window_args(), stages=stages)
                 unused(rounder)
-                if max(d.cost for d in rounder.segments) <= worst:
+                if max(d.cost for d in rounder.segments) <= self._pe_cost:
                     break
             self._round_stages = stages
         return self._round_stages
+
+    @property
+    def _pe_cost(self) -> float:
+        """The processing element's slowest segment (``pipeline.Delay.cost``)."""
+        if not hasattr(self, "_pe_worst"):
+            pe = MXU.processing_element(self)       # the real element, also where a subclass abstracts it
+            unused(pe)
+            self._pe_worst = max(d.cost for d in segments(pe))
+        return self._pe_worst
 
     def _window_args(self) -> dict:
         return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator, "terms": self.rows}
@@ -223,8 +261,9 @@ class MXU(wiring.Component):
     def drain_cycles(self) -> int:
         """Cycles after a swap row is accepted during which rows before it may still read
         the old tile (the last, row ``rows - 1`` of column ``cols - 1``, in the last of them):
-        ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + cols - 1``)."""
-        return (self.rows - 1) * self.psum_latency + self.cols - 1
+        ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + points *
+        point_latency + cols - 1``)."""
+        return self._row_skew(self.rows - 1) + self.cols - 1
 
     def _converted(self, m, values, name):
         """``values`` (a payload array) as ``in_fmt`` encodings, RNE from ``acc_fmt`` if asked."""
@@ -410,16 +449,16 @@ class MXU(wiring.Component):
     def _array(self, m, x_row, x_sel, w_writes):
         """The processing elements with their entry, skew and de-skew registers; advances
         every cycle. Returns each column's partial sum and flags as they leave, aligned."""
-        k_rows, n_cols, lp = self.rows, self.cols, self.psum_latency
+        k_rows, n_cols = self.rows, self.cols
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         self.internals.pes = pes
         entered = []            # each row's activation after the entry register
         for k in range(k_rows):
-            # Entry and skew: row k's activation waits 1 + k * lp cycles, with its buffer tag.
+            # Entry and skew: row k's activation waits 1 + _row_skew(k) cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than
             # from the controller's swap logic (the 8x8's critical path without it).
             x, sel = x_row[k], x_sel
-            for d in range(1 + k * lp):
+            for d in range(1 + self._row_skew(k)):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
@@ -428,18 +467,21 @@ class MXU(wiring.Component):
             for j in range(n_cols):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
+                fed = k in self.point_rows          # by a normalisation point (_points)
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
-                             pe.flags_in.eq(above.flags_out if above else 0),
+                             *([] if fed else [pe.flags_in.eq(above.flags_out if above else 0)]),
                              pe.w_we.eq(w_writes[k][j].we & (w_writes[k][j].row == k)),
                              pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
-                if above is not None:
+                if above is not None and not fed:
                     m.d.comb += pe.psum_in.eq(above.psum_out)
-                elif not self._bound_anchor:
+                elif above is None and not self._bound_anchor:
                     m.d.comb += pe.psum_in.eq(0)            # +0, or the empty window
                 x, sel = pe.x_out, pe.sel_out
-        if self._bound_anchor:
-            for pe, window in zip(pes[0], self._column_anchors(m, entered, pes)):
-                m.d.comb += pe.psum_in.eq(window)
+        tops = self._column_anchors(m, entered, pes) if self._bound_anchor else [None] * n_cols
+        for j, window in enumerate(tops):
+            if window is not None:
+                m.d.comb += pes[0][j].psum_in.eq(window)
+            self._points(m, [pes[k][j] for k in range(k_rows)], window, j)
         # De-skew: column j waits cols - 1 - j cycles (after its rounder, with a column accumulator).
         psums, col_flags = [], []
         for j in range(n_cols):
@@ -455,6 +497,22 @@ class MXU(wiring.Component):
             psums.append(out)
             col_flags.append(flags)
         return psums, col_flags
+
+    def _points(self, m, column, top, j):
+        """Column ``j``'s normalisation points between its elements ``column``: each takes
+        the window and flags of the element above and feeds the element below; with the
+        bound anchor, ``top`` (the column's first window) carries the anchor, delayed
+        beside the windows to each point."""
+        anchor, at = (top.exp if top is not None else 0), 0      # ``at`` cycles after the top window
+        for k in self.point_rows:
+            arrives = self._row_skew(k - 1) + self.psum_latency     # the window at the point
+            if top is not None:
+                anchor = self._delayed(m, anchor, arrives - at, f"point{k}_{j}_anchor")
+            at = arrives
+            point = self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
+            m.d.comb += [point.a.eq(column[k - 1].psum_out), point.flags_in.eq(column[k - 1].flags_out),
+                         point.anchor.eq(anchor),
+                         column[k].psum_in.eq(point.result), column[k].flags_in.eq(point.flags)]
 
     def _row_tags(self, m, x_in, take):
         """The accepted row's valid (and accumulator control), delayed the array's latency."""
@@ -505,22 +563,32 @@ class MXU(wiring.Component):
         so the array's Verilog holds one module per distinct element, not one per element."""
         self._pe_module = (module, reset)
 
-    _pe_module = None
+    def instance_normalisation_points(self, module: str, reset: bool) -> None:
+        """As ``instance_processing_elements``, for the normalisation points
+        (``normalisation_point()`` converted on its own)."""
+        self._point_module = (module, reset)
+
+    _pe_module = _point_module = None
 
     def _processing_element(self, m, k, j):
         """Processing element ``(k, j)`` added to ``m``: the component, or an instance of
         ``instance_processing_elements``'s module with a signal per port."""
-        pe = self.processing_element()
-        if self._pe_module is None:
-            m.submodules[f"pe_{k}_{j}"] = pe
-            return pe
-        module, reset = self._pe_module
-        unused(pe)                                      # only its signature is used
-        members = pe.signature.members
-        ports = SimpleNamespace(**{n: Signal(member.shape, name=f"pe_{k}_{j}_{n}") for n, member in members.items()})
+        return self._instance(m, f"pe_{k}_{j}", self.processing_element(), self._pe_module)
+
+    @staticmethod
+    def _instance(m, name: str, component, module):
+        """``component`` added to ``m`` as submodule ``name``, or, with ``module`` (``(Verilog
+        module, has rst)``), an instance of that module with a signal per port."""
+        if module is None:
+            m.submodules[name] = component
+            return component
+        module, reset = module
+        unused(component)                               # only its signature is used
+        members = component.signature.members
+        ports = SimpleNamespace(**{n: Signal(member.shape, name=f"{name}_{n}") for n, member in members.items()})
         connections = {("i_" if member.flow == In else "o_") + n: getattr(ports, n) for n, member in members.items()}
-        m.submodules[f"pe_{k}_{j}"] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
-                                               **connections)
+        m.submodules[name] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
+                                      **connections)
         return ports
 
     def _weight_writes(self, m, we, row, buf, values):
@@ -550,6 +618,11 @@ class MXU(wiring.Component):
     def column_rounder(self):
         """One column's ``WindowRounder`` (with a column accumulator), unelaborated."""
         return WindowRounder(**self._window_args(), stages=self.round_stages)
+
+    def normalisation_point(self):
+        """One ``NormalisationPoint`` (with a column accumulator's ``g``), unelaborated."""
+        return NormalisationPoint(**self._window_args(), round_stages=self.round_stages,
+                                  add_stages=self.point_latency - self.round_stages - 1)
 
     def accumulator_adder(self):
         """One column's accumulator adder (``acc_fmt``, RNE, combinational), unelaborated."""

@@ -54,6 +54,6 @@ def unused(*components) -> None:
     """Mark designs built only to be measured or predicted (and their parts) as unused on
     purpose, so Amaranth does not warn that they were never elaborated."""
     for c in components:
-        for part in (c, getattr(c, "mul", None), getattr(c, "add", None)):
+        for part in (c, *(getattr(c, name, None) for name in ("mul", "add", "rounder", "adder"))):
             if part is not None:
                 part._MustUse__silence = True

@@ -1,4 +1,5 @@
-"""``WindowAdder``: a column accumulator's step, ``window + exact product -> window``."""
+"""``WindowAdder``: a column accumulator's step, ``window + term -> window`` (the term an
+exact product, or at a normalisation point the rounded partial sum)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ from golden.column import MAX_TERMS, ColumnAccumulator, headroom
 from golden.formats import BF16, FP32, FloatFormat
 
 from .adder import _halves, _shift_steps
+from .float import FloatLayout
 from .params import check_exact_products, format_param, int_param
 from .pipeline import Delay
 from .product import raw_product_layout
 from .unit import ArithmeticUnit
 
-__all__ = ["WindowAdder", "window_layout", "window_params", "check_accumulator"]
+__all__ = ["WindowAdder", "window_layout", "window_params", "check_accumulator", "TERMS"]
+
+#: What a ``WindowAdder`` adds: an exact product (``raw_product_layout``) or an ``acc_fmt``
+#: encoding (a normalisation point's rounded sum, the first term of a fresh window).
+TERMS = ("product", "rounded")
 
 
 def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> data.StructLayout:
@@ -28,14 +34,11 @@ def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> d
 
 
 def check_accumulator(acc, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> ColumnAccumulator:
-    """``acc`` if the hardware builds it (no normalisation points) for these formats, else
-    a ValueError naming the parameter."""
+    """``acc`` if the hardware builds it for these formats, else a ValueError naming the
+    parameter."""
     if not isinstance(acc, ColumnAccumulator):
         raise TypeError(f"accumulator must be a golden.column.ColumnAccumulator, not {acc!r}")
     acc.check(acc_fmt, 2 * in_fmt.precision)
-    if acc.group:
-        raise ValueError(f"accumulator g={acc.group}: the hardware normalises once, at the column's end "
-                         "(normalisation points are modelled in golden.column); use g=0")
     return acc
 
 
@@ -50,15 +53,19 @@ def window_params(in_fmt, acc_fmt, accumulator, terms):
 
 
 class WindowAdder(ArithmeticUnit):
-    """``a + b``: a column accumulator's window ``a`` (``window_layout``) plus an exact
-    product ``b`` (``raw_product_layout``), bit for bit ``golden.column``'s step.
+    """``a + b``: a column accumulator's window ``a`` (``window_layout``) plus a term ``b``,
+    bit for bit ``golden.column``'s step: an exact product (``raw_product_layout``), or an
+    ``acc_fmt`` encoding (``term="rounded"``: a normalisation point's rounded sum, read
+    with DAZ; its significand may be wider than the window, whose bits below are truncated).
 
     Running anchor: the anchor moves to the product's exponent when that is larger (the
     window is shifted right by the difference, truncating toward minus infinity), else the
     product is shifted right into the window; one two's-complement add. Bound anchor:
     ``a.exp`` is the column's bound (the MXU sets it at the column's top, at least every
     product's exponent), so only the product shifts: no exponent compare, no second
-    shifter. No normaliser, no rounder: ``WindowRounder`` rounds the column's sum once.
+    shifter. A rounded term always compares (a rounded sum of products can exceed the bound
+    anchor: golden.column's ``max(E, e, A)``). No normaliser, no rounder: ``WindowRounder``
+    rounds the column's sum.
 
     Parameters (keyword-only)
     -------------------------
@@ -68,35 +75,58 @@ class WindowAdder(ArithmeticUnit):
         Window width and the sticky option (``check_accumulator``).
     terms : int
         Most terms (products) one window sums, 1..8192: sets the headroom.
+    term : str
+        ``product`` (default) or ``rounded``: what ``b`` is (above).
     stages : int
         Register stages, 0..``max_stages``, at the cut points: exponents compared, the two
         alignment shifters' halves, the sum, the output, the input.
 
-    Ports: in ``a`` (window), ``b`` (raw product), ``valid_in``; out ``result`` (window),
+    Ports: in ``a`` (window), ``b`` (raw product or encoding), ``valid_in``; out ``result`` (window),
     ``flags`` (invalid where inf - inf met), ``valid_out``.
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, term="product", stages=0):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
             in_fmt, acc_fmt, accumulator, terms)
-        super().__init__(operands={"a": self.layout, "b": raw_product_layout(self.in_fmt, self.acc_fmt)},
-                         result_width=self.layout, rand_bits=None, stages=stages, cuts=self._cuts(),
-                         reset_less=True)
+        if term not in TERMS:
+            raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
+        self.term = term
+        super().__init__(operands={"a": self.layout, "b": self._term_layout}, result_width=self.layout,
+                         rand_bits=None, stages=stages, cuts=self._cuts(), reset_less=True)
+
+    @property
+    def _term_layout(self) -> data.StructLayout:
+        if self.term == "product":
+            return raw_product_layout(self.in_fmt, self.acc_fmt)
+        return FloatLayout(self.acc_fmt)
+
+    @property
+    def _term_width(self) -> int:
+        """The term's significand placed at the window's top, with the bits that hang below
+        the window (a rounded term wider than it)."""
+        precision = 2 * self.in_fmt.precision if self.term == "product" else self.acc_fmt.precision
+        return max(self.accumulator.window, precision)
+
+    @property
+    def _moving(self) -> bool:
+        """Whether the window's anchor can move (and the sum needs its shifter)."""
+        return self.accumulator.anchor == "running" or self.term == "rounded"
 
     @property
     def _sum_width(self) -> int:
         return self.layout["sum"].shape.width
 
     def _amount_bits(self) -> tuple[int, int]:
-        """Shift amount widths: ``k`` with ``2**k - 1`` at least the product's window
-        width and the sum's width (a shift by that much leaves nothing, or only sign bits)."""
-        return self.accumulator.window.bit_length(), self._sum_width.bit_length()
+        """Shift amount widths: ``k`` with ``2**k - 1`` at least the term's width and the
+        sum's width (a shift by that much leaves nothing, or only sign bits)."""
+        return self._term_width.bit_length(), self._sum_width.bit_length()
 
     def _cuts(self):
         e, w = self.acc_fmt.exp_bits, self._sum_width
-        n = max(self._amount_bits()) if self.accumulator.anchor == "running" else self._amount_bits()[0]
+        n = max(self._amount_bits()) if self._moving else self._amount_bits()[0]
+        decode = self.term == "rounded"                  # an encoding's class: a LUT level
         return [("input", Delay()),
-                ("compared", Delay(1, e + 1)),           # both exponent differences, saturated
+                ("compared", Delay(1 + decode, e + 1)),  # both exponent differences, saturated
                 ("align_hi", Delay((n + 1) // 2 + 1)),  # upper shift steps, their sticky ORs
                 ("aligned", Delay(n // 2 + 1)),          # lower steps, the sticky ORs
                 ("summed", Delay(1, w)),                 # one two's-complement add
@@ -107,9 +137,10 @@ class WindowAdder(ArithmeticUnit):
         cut, acc = self._stages.cut, self.accumulator
         fe = self.acc_fmt.exp_bits
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in)
-        a, b = self.layout(v["a"]), raw_product_layout(self.in_fmt, self.acc_fmt)(v["b"])
-        ordinary = ~(b.zero | b.inf | b.nan)
-        # A product that is zero or special has no exponent: it never moves the anchor.
+        a, b = self.layout(v["a"]), self._term_layout(v["b"])
+        zero, inf, nan = (b.zero, b.inf, b.nan) if self.term == "product" else (b.is_zero_daz, b.is_inf, b.is_nan)
+        ordinary = ~(zero | inf | nan)
+        # A term that is zero or special has no exponent: it never moves the anchor.
         exp_p = b.exponent & ordinary.replicate(fe)
         # Both exponent differences at once (the one that is not negative is the shift), each
         # shift amount saturated by an OR of its upper bits rather than compared: a shift by
@@ -117,25 +148,26 @@ class WindowAdder(ArithmeticUnit):
         # With a bound anchor ``a.exp`` is at least every product's exponent: the window
         # never moves (golden.column's max(E, e, A) is A), and there is no sum shifter.
         p_bits, s_bits = self._amount_bits()
-        moving = acc.anchor == "running"
+        moving = self._moving
         gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
         m.d.comb += [gap_p.eq(a.exp - exp_p), gap_s.eq(exp_p - a.exp)]
-        larger = gap_p[-1] if moving else Const(0, 1)          # the product's exponent is the larger
+        larger = gap_p[-1] if moving else Const(0, 1)          # the term's exponent is the larger
         amount_p, amount_s = Signal(p_bits), (Signal(s_bits) if moving else Const(0, s_bits))
         m.d.comb += amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits))
         if moving:
             m.d.comb += amount_s.eq((gap_s[:s_bits] | gap_s[s_bits:].any().replicate(s_bits)) & larger.replicate(s_bits))
-        inf_minus_inf = a.inf & ~a.nan & b.inf & (a.inf_sign != b.sign)
-        specials = {"nan": a.nan | b.nan | inf_minus_inf, "inf": a.inf | b.inf,
-                    "inf_sign": Mux(b.inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
+        inf_minus_inf = a.inf & ~a.nan & inf & (a.inf_sign != b.sign)
+        specials = {"nan": a.nan | nan | inf_minus_inf, "inf": a.inf | inf,
+                    "inf_sign": Mux(inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
         v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, a.exp), sum=a.sum,
                 dropped=a.dropped, sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1),
                 negative=b.sign & ordinary, **specials, valid=v["valid"])
         side = {k: v[k] for k in (*specials, "negative", "valid", "exp")}
         amount_p, amount_s = v["amount_p"], v["amount_s"]
 
-        # The product's significand at the window's top, then shifted down by its gap.
-        term = Cat(Const(0, acc.window - len(v["sig"])), v["sig"])
+        # The term's significand at the window's top, then shifted down by its gap; bits of
+        # a term wider than the window that stay below it are truncated as the shift's are.
+        term = Cat(Const(0, self._term_width - len(v["sig"])), v["sig"])
         hi_p, lo_p = _halves(p_bits)
         hi_s, lo_s = _halves(s_bits)
         term, lost_p = _shift_steps(term, amount_p, hi_p, sticky=Const(0, 1))
@@ -145,6 +177,9 @@ class WindowAdder(ArithmeticUnit):
         side = {k: v[k] for k in side}
         term, lost_p = _shift_steps(v["term"], v["amount_p"], lo_p, sticky=v["lost_p"])
         total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s if moving else [], sticky=v["lost_s"])
+        below = self._term_width - acc.window
+        if below:
+            term, lost_p = term[below:], lost_p | term[:below].any()
         if acc.sticky:                 # round to odd: what was lost sets the lowest bit
             term, total = term | lost_p, total | lost_s
         v = cut(m, "aligned", term=term, total=total, dropped=v["dropped"] | lost_p | lost_s,

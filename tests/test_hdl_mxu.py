@@ -92,6 +92,10 @@ def test_mxu_options_are_checked_and_described():
         MXU(rows=2, cols=2, axi_stream=1)
     mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
     assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (29, 25, 32, 21)
+    # Normalisation points after rows 2 and 4 of 5: each point_latency cycles in the formulas.
+    points = MXU(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2")
+    assert (points.point_rows, points.round_stages, points.point_latency) == ([2, 4], 2, 5)
+    assert (points.array_latency, points.drain_cycles) == (5 * 2 + 1 + 2 + 2 + 2 * 5, 4 * 2 + 2 * 5 + 1)
     assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
 

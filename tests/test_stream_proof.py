@@ -38,7 +38,10 @@ LARGE = [dict(rows=1, cols=3), dict(rows=2, cols=2, mul_stages=1, add_stages=1),
          dict(rows=1, cols=4), dict(rows=1, cols=3, mul_stages=2, add_stages=2), dict(rows=3, cols=3),
          dict(rows=4, cols=4), dict(rows=3, cols=3, mul_stages=1, add_stages=2, accumulator="column:w=8"),
          # The bound anchor (a window wide enough that the tags stay in its sum field).
-         dict(rows=2, cols=2, mul_stages=2, add_stages=1, accumulator="column:w=16,anchor=bound")]
+         dict(rows=2, cols=2, mul_stages=2, add_stages=1, accumulator="column:w=16,anchor=bound"),
+         # A normalisation point after row 2 (its registers in the skew, tags, drain and latency;
+         # k = 27, 4.5 minutes wall beside a place and route).
+         dict(rows=3, cols=2, accumulator="column:w=8,g=2")]
 
 
 @pytest.mark.formal_large

@@ -44,11 +44,13 @@ class _TagUnit(wiring.Component):
 
 class _TagRounder(wiring.Component):
     """A column rounder abstracted: ``result`` is the window's low bits (the tag the
-    elements built), ``flags`` is ``flags_in``, both ``stages`` registers later."""
+    elements built), ``flags`` is ``flags_in``, both ``stages`` registers later. With
+    ``anchor`` (a normalisation point's port, ignored) ``result`` is the whole window."""
 
-    def __init__(self, in_width: int, out_width: int, stages: int):
+    def __init__(self, in_width: int, out_width: int, stages: int, *, anchor: int = 0):
         self.stages = stages
         super().__init__({"a": In(in_width), "flags_in": In(5), "valid_in": In(1),
+                          **({"anchor": In(anchor)} if anchor else {}),
                           "result": Out(out_width), "flags": Out(5)})
 
     def elaborate(self, platform):
@@ -68,7 +70,8 @@ class TagMXU(MXU):
     column and the tile; the accumulator adders XOR too, so a sum names its rows (with a
     column accumulator, the column rounders pass the tag through their registers). Everything else (controller, weight buffers and their writes,
     credits, entry, skew, de-skew, row tags, output FIFO) is the MXU's own. Sound for the
-    stream properties because no control decision looks at a data value."""
+    stream properties because no control decision looks at a data value. Normalisation
+    points pass the tag through their registers as the column rounders do."""
 
     def processing_element(self):
         pe = super().processing_element()
@@ -83,6 +86,10 @@ class TagMXU(MXU):
     def column_rounder(self):
         window = window_layout(self.acc_fmt, self.accumulator, self.rows).size
         return _TagRounder(window, self.acc_fmt.width, self.round_stages)
+
+    def normalisation_point(self):
+        window = window_layout(self.acc_fmt, self.accumulator, self.rows).size
+        return _TagRounder(window, window, self.point_latency, anchor=self.acc_fmt.exp_bits)
 
 
 #: Planted bugs of the MXU (test only): name -> what it breaks.

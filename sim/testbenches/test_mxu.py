@@ -20,6 +20,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
+from golden.column import accumulator_param
 from golden.mxu import stream
 from sim.testbenches.harness import FIRST, Config, Timed, save_mismatches, save_summary
 from golden.vectors import cancelling, matrix, rows_and_tiles
@@ -42,8 +43,12 @@ class Setup:
         self.addr_width = max(self.depth - 1, 0).bit_length()
         self.seed = int(cfg.rng(1).integers(0, 2 ** 32)) if "seed" in cfg.ports else None
         self.accumulator = p.get("accumulator")
-        # Accepted to leaving the array (the flags), the datasheet's formula.
-        self.array_latency = self.k * (p["add_stages"] + 1) + p["mul_stages"] + cfg.manifest["round_stages"] + self.n
+        # Accepted to leaving the array (the flags), the datasheet's formula: a normalisation
+        # point after every G rows but the last.
+        group = getattr(accumulator_param("accumulator", self.accumulator), "group", 0)
+        points = (self.k - 1) // group if group else 0
+        self.array_latency = (self.k * (p["add_stages"] + 1) + p["mul_stages"] + cfg.manifest["round_stages"]
+                              + points * cfg.manifest["point_latency"] + self.n)
 
     def x_word(self, row, swap=0, addr=0, first=1, last=1):
         """The ``x`` payload: ``data``, then ``swap``, then ``addr``, ``first``, ``last``."""
