@@ -26,6 +26,11 @@ def pytest_addoption(parser):
         help="run the deep-pipeline regression (Verilator) on every unit configuration at every "
              "depth 0..max_stages instead of the sample in sim/configs.py's DEEP")
     parser.addoption(
+        "--every-simulator", action="store_true",
+        help="run every unit configuration and every small MXU on both simulators (Verilator and "
+             "Icarus); by default each unit configuration runs on one of them, the two alternating, and "
+             "Icarus runs two of the small MXUs")
+    parser.addoption(
         "--formal-large", action="store_true",
         help="also prove the MXU's stream contract at the larger sizes of docs/formal-streams.md (1x3, 2x2 m1a1, "
              "1x4, 1x3 m2a2, 3x3, 4x4: about 10 minutes on one core; tests/test_stream_proof.py)")

@@ -236,6 +236,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m golden.bench": Entry(SLOW),
     "pytest --scale N": Entry(SYNOPSIS),
     "pytest --every-depth": Entry(SLOW),
+    "pytest --every-simulator": Entry(SLOW, check=_collect_only("pytest --every-simulator tests/test_hdl_units.py")),
     "apt-get install iverilog": Entry(DOWNLOAD),
     # docs/board.md
     "python -m hdl.board.host": Entry(HARDWARE),

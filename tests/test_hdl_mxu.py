@@ -30,8 +30,9 @@ LARGE = [dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, o
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]
 
-#: Icarus is much slower on the larger arrays: it runs the small ones.
-RUNS = [("verilator", p) for p in SIZES] + [("icarus", p) for p in SIZES if p["rows"] * p["cols"] <= 6]
+#: Icarus is much slower on the larger arrays: it runs the small ones (``--every-simulator``),
+#: by default one of each accumulator.
+ICARUS_DEFAULT = [SIZES[0], SIZES[8]]
 
 
 def _id(value):
@@ -41,7 +42,10 @@ def _id(value):
 def pytest_generate_tests(metafunc):
     if "simulator" not in metafunc.fixturenames:
         return
-    runs = RUNS + ([("verilator", p) for p in SCALED] if metafunc.config.arith_scale > 1 else [])
+    small = [p for p in SIZES if p["rows"] * p["cols"] <= 6]
+    icarus = small if metafunc.config.getoption("--every-simulator") else ICARUS_DEFAULT
+    runs = [("verilator", p) for p in SIZES] + [("icarus", p) for p in icarus]
+    runs += [("verilator", p) for p in SCALED] if metafunc.config.arith_scale > 1 else []
     runs += [pytest.param("verilator", p, marks=pytest.mark.regress_large) for p in LARGE]
     metafunc.parametrize("simulator, params", runs, ids=_id)
 

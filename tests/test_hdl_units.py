@@ -1,4 +1,7 @@
-"""cocotb regressions: every unit configuration x stages x simulator, bit for bit against golden.
+"""cocotb regressions: every unit configuration x stages, bit for bit against golden.
+
+Each configuration runs on one simulator, the two alternating so that every parameter set
+meets both (and both depths); ``--every-simulator`` runs each on both.
 
 Vectors per configuration: 2000 corner-weighted random ones plus every corner pair, times
 ``--scale`` (``--scale 500``: a million).
@@ -8,7 +11,7 @@ import pytest
 
 from hdl.build import UNITS, module_name
 from sim.testbenches import runner
-from sim.configs import CONFIGS, DEEP, every_depth
+from sim.configs import CONFIGS, DEEP, STAGES, every_depth
 
 VECTORS = 2000
 
@@ -30,13 +33,33 @@ def _simulate(simulator, unit, params, scale):
         assert sum(summary["coverage"][k] for k in kinds) == summary["vectors"]
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=_id)
-@pytest.mark.parametrize("simulator", runner.SIMULATORS)
+def simulator_runs(configs, every_simulator: bool) -> list:
+    """(simulator, config) pairs: each config on both simulators, or on one, alternating so
+    that consecutive depths of one parameter set (``STAGES``) use different simulators."""
+    if every_simulator:
+        return [(simulator, config) for simulator in runner.SIMULATORS for config in configs]
+    n = len(STAGES)
+    return [(runner.SIMULATORS[(i // n + i % n) % 2], config) for i, config in enumerate(configs)]
+
+
+def test_default_runs_cover_each_configuration_once_and_both_simulators():
+    runs = simulator_runs(CONFIGS, every_simulator=False)
+    assert [config for _, config in runs] == CONFIGS
+    for unit, params in CONFIGS:
+        if "stages" in params:      # each parameter set meets both simulators over its depths
+            sims = {s for s, (u, p) in runs if u == unit and {**p, "stages": 0} == {**params, "stages": 0}}
+            assert sims == set(runner.SIMULATORS), (unit, params)
+    assert len(simulator_runs(CONFIGS, every_simulator=True)) == 2 * len(CONFIGS)
+
+
 def test_unit_matches_golden(simulator, config, scale):
     _simulate(simulator, *config, scale)
 
 
 def pytest_generate_tests(metafunc):
+    if "config" in metafunc.fixturenames:
+        runs = simulator_runs(CONFIGS, metafunc.config.getoption("--every-simulator"))
+        metafunc.parametrize("simulator, config", runs, ids=[f"{s}-{_id(c)}" for s, c in runs])
     if "deep_config" in metafunc.fixturenames:
         configs = every_depth() if metafunc.config.getoption("--every-depth") else DEEP
         metafunc.parametrize("deep_config", configs, ids=_id)
