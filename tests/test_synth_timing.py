@@ -474,3 +474,15 @@ def test_a_netlist_is_shared_by_seeds_of_one_design_only():
                                                           "build_top.sh": f"nextpnr-ecp5 --seed {seed}"})
     assert _netlist_key(plan(1)) == _netlist_key(plan(2))
     assert _netlist_key(plan(1)) != _netlist_key(plan(1, "module top2; endmodule"))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_docs_count_the_plans_designs():
+    """The README and docs/commands.md say how many ECP5 designs ``synth.timing`` places."""
+    import re
+    n = len(sweep.PLAN["ecp5"])
+    for page, pattern in (("README.md", r"\((\d+) designs on ECP5"), ("docs/commands.md", r"\((\d+) ECP5 designs")):
+        stated = re.findall(pattern, (ROOT / page).read_text())
+        assert stated == [str(n)], (page, stated, n)
