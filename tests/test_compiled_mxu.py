@@ -97,6 +97,31 @@ def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers,
     assert result.y.shape == (m, n)
 
 
+@pytest.mark.parametrize("precision, accumulator, stages", [
+    ("HIGH", "column:w=22,g=2,anchor=bound", (3, 2)),     # three passes, a point after row 2
+    (("fp8_e4m3", "fp32"), "column:w=12,sticky", (1, 1)),
+], ids=["high-points-bound", "fp8-sticky"])
+def test_golden_matmul_with_a_column_accumulator_is_bit_exact_on_the_rtl(precision, accumulator, stages, rng):
+    """sim.compiled.matmul with a column accumulator: shapes off the 4x3 array's multiples,
+    multipass or fp8 inputs; the data tells the accumulators apart (fp32's result differs)."""
+    from golden.formats import FP8_E4M3
+    from golden.tiled import matmul as golden_matmul
+    from golden.vectors import random_encodings
+    from sim.compiled.matmul import matmul
+
+    m, k, n = 6, 11, 5
+    if isinstance(precision, tuple):
+        x = random_encodings(FP8_E4M3, m * k, rng).reshape(m, k)
+        w = random_encodings(FP8_E4M3, k * n, rng).reshape(k, n)
+    else:
+        x = (rng.standard_normal((m, k)) * 2.0 ** rng.integers(-20, 20, (m, k))).astype(np.float32).view(np.uint32)
+        w = rng.standard_normal((k, n)).astype(np.float32).view(np.uint32)
+    result = matmul(x, w, precision=precision, array=(4, 3), mul_stages=stages[0], add_stages=stages[1],
+                    accumulator=accumulator)
+    sequential = golden_matmul(x, w, precision=precision, array=(4, 3))
+    assert result.y.shape == (m, n) and not np.array_equal(result.y, sequential.y)
+
+
 #: A column-accumulator MXU: the window adder pipelined (an alignment register), 20-bit window.
 COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=20")
 

@@ -152,7 +152,8 @@ def main(argv=None) -> int:
     parser.add_argument("--precision", default="BF16_BF16_F32", help="golden.matmul preset (default BF16_BF16_F32)")
     parser.add_argument("--workers", type=int, default=1, help="processes simulating column blocks, 1..64 (default 1)")
     parser.add_argument("--accumulator", default="fp32",
-                        help="fp32 (default) or column[:w=W][,sticky] (docs/semantics.md)")
+                        help="fp32 (default) or column[:w=W][,g=G][,sticky][,anchor=running|bound] "
+                             "(docs/semantics.md)")
     parser.add_argument("--out", type=Path, default=None, help="JSON report (default build/results/compiled_matmul.json)")
     args = parser.parse_args(argv)
     for name in ("rows", "cols"):
