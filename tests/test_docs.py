@@ -205,6 +205,7 @@ _COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-st
 #: The column element's module synthesised alone (docs/timing-elements.md: its flip-flops).
 _COLUMN_16X1 = ("python -m hdl.build mxu --rows 16 --cols 1 --mul-stages 4 --add-stages 4 "
                 "--accumulator column:w=26,anchor=bound")
+_COLUMN_10X10 = "python -m hdl.build mxu --rows 10 --cols 10 --mul-stages 4 --add-stages 4 --accumulator column:w=26,anchor=bound"
 _COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulator column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
 _REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
@@ -385,6 +386,9 @@ COMMANDS: dict[str, Entry] = {
     # docs/mxu-pnr.md: the column accumulator's array
     _COLUMN_4X4: Entry(FAST),
     _COLUMN_16X1: Entry(FAST),
+    _COLUMN_10X10: Entry(FAST),
+    "python -m synth.mxu_pnr --verilog build/verilog/mxu_10x10_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
+        Entry(SLOW, before=_COLUMN_10X10),
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_4x4_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
         Entry(SLOW, before=_COLUMN_4X4),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1": Entry(SLOW),
