@@ -70,6 +70,20 @@ def test_bad_argument_is_one_line(capsys):
     assert capsys.readouterr().err.strip() == "python -m sim.compiled.mxu: error: --vectors must be in 1..10**8, not 0"
 
 
+def _matmul_operands(precision, shape, rng, binades: int):
+    """Random ``x`` (m x k) and ``w`` (k x n) for ``precision``: fp8 E4M3 encodings for an
+    fp8 pair, else fp32 bits, ``x`` scaled over +-``binades`` binades."""
+    from golden.formats import FP8_E4M3
+    from golden.vectors import random_encodings
+
+    m, k, n = shape
+    if isinstance(precision, tuple):
+        return (random_encodings(FP8_E4M3, m * k, rng).reshape(m, k),
+                random_encodings(FP8_E4M3, k * n, rng).reshape(k, n))
+    x = (rng.standard_normal((m, k)) * 2.0 ** rng.integers(-binades, binades, (m, k))).astype(np.float32)
+    return x.view(np.uint32), rng.standard_normal((k, n)).astype(np.float32).view(np.uint32)
+
+
 @pytest.mark.parametrize("precision, shape, array, workers", [
     # K > rows, nothing a multiple of the array; 2 processes (an 8x4 build: --regress-large)
     pytest.param("BF16_BF16_F32", (20, 30, 11), (8, 4), 2, marks=pytest.mark.regress_large),
@@ -81,20 +95,13 @@ def test_bad_argument_is_one_line(capsys):
 def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers, rng):
     """golden.matmul streamed through the compiled MXU (sim.compiled.matmul raises on any
     element or block flag that differs); fp32 data, some of it near the flush threshold."""
-    from golden.formats import FP8_E4M3
-    from golden.vectors import random_encodings
     from sim.compiled.matmul import matmul
 
-    m, k, n = shape
-    if isinstance(precision, tuple):
-        x = random_encodings(FP8_E4M3, m * k, rng).reshape(m, k)
-        w = random_encodings(FP8_E4M3, k * n, rng).reshape(k, n)
-    else:
-        x = (rng.standard_normal((m, k)) * 2.0 ** rng.integers(-60, 60, (m, k))).astype(np.float32).view(np.uint32)
-        w = rng.standard_normal((k, n)).astype(np.float32).view(np.uint32)
+    x, w = _matmul_operands(precision, shape, rng, binades=60)
+    if not isinstance(precision, tuple):
         x[0, 0] = 0x7F800000                                   # an infinity: its row's special cases
     result = matmul(x, w, precision=precision, array=array, workers=workers)
-    assert result.y.shape == (m, n)
+    assert result.y.shape == shape[::2]
 
 
 @pytest.mark.parametrize("precision, accumulator, stages", [
@@ -104,18 +111,11 @@ def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers,
 def test_golden_matmul_with_a_column_accumulator_is_bit_exact_on_the_rtl(precision, accumulator, stages, rng):
     """sim.compiled.matmul with a column accumulator: shapes off the 4x3 array's multiples,
     multipass or fp8 inputs; the data tells the accumulators apart (fp32's result differs)."""
-    from golden.formats import FP8_E4M3
     from golden.tiled import matmul as golden_matmul
-    from golden.vectors import random_encodings
     from sim.compiled.matmul import matmul
 
     m, k, n = 6, 11, 5
-    if isinstance(precision, tuple):
-        x = random_encodings(FP8_E4M3, m * k, rng).reshape(m, k)
-        w = random_encodings(FP8_E4M3, k * n, rng).reshape(k, n)
-    else:
-        x = (rng.standard_normal((m, k)) * 2.0 ** rng.integers(-20, 20, (m, k))).astype(np.float32).view(np.uint32)
-        w = rng.standard_normal((k, n)).astype(np.float32).view(np.uint32)
+    x, w = _matmul_operands(precision, (m, k, n), rng, binades=20)
     result = matmul(x, w, precision=precision, array=(4, 3), mul_stages=stages[0], add_stages=stages[1],
                     accumulator=accumulator)
     sequential = golden_matmul(x, w, precision=precision, array=(4, 3))
