@@ -32,6 +32,8 @@ Info:     source  0.00  0.00 Source cd_sync.clk_buf.buf.buf0.O
 Info: 0.00 ns logic, 0.25 ns routing
 """
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def test_parse_details_reads_cells_and_the_clock_critical_path():
     got = parse_details(LOG)
@@ -474,9 +476,6 @@ def test_a_netlist_is_shared_by_seeds_of_one_design_only():
                                                           "build_top.sh": f"nextpnr-ecp5 --seed {seed}"})
     assert _netlist_key(plan(1)) == _netlist_key(plan(2))
     assert _netlist_key(plan(1)) != _netlist_key(plan(1, "module top2; endmodule"))
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_docs_count_the_plans_designs():
