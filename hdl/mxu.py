@@ -382,29 +382,49 @@ class MXU(wiring.Component):
         registered beside it, so the compare starts at flip-flops by the column rather than
         at the ``w`` port (the column 4x4's critical path). The bound then lands when the
         row's weights land in PE row 0, before a swap row can read it there."""
-        bounds = [[Signal(self.in_fmt.exp_bits, name=f"tile_bound{b}_{j}") for j in range(self.cols)]
-                  for b in (0, 1)]
+        # Registers one bit narrower than the anchor's offset sum (their upper bits zero):
+        # that sum is then one bit wider than its operand, which Verilator's -Wall accepts
+        # (_column_anchors); synthesis drops the constant bits.
+        width = self._anchor_bound_shape.width - 1
+        bounds = [[Signal(width, name=f"tile_bound{b}_{j}") for j in range(self.cols)] for b in (0, 1)]
         for j, (write, value) in enumerate(zip(first_writes, w_row)):
-            e = Signal(self.in_fmt.exp_bits, name=f"w_exp{j}")
+            e = Signal(width, name=f"w_exp{j}")
             m.d.sync += e.eq(self._exponent_field(value))
             for b in (0, 1):
                 with m.If(write.we & (write.buf == b)):     # buffer b is the shadow
                     m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
         return bounds
 
-    def _column_anchors(self, m, entered, pes):
+    @property
+    def _anchor_bound_shape(self):
+        """A tile column's largest exponent field plus the anchor's offset (signed)."""
+        return signed(signed_width(self._anchor_offset, self.in_fmt.exp_max_field + self._anchor_offset))
+
+    @property
+    def _anchor_offset(self) -> int:
+        """What the bound anchor adds to the two exponent fields: ``1 + acc bias - 2 * in bias``."""
+        return 1 + self.acc_fmt.bias - 2 * self.in_fmt.bias
+
+    def _column_anchors(self, m, x_row, pes):
         """With a bound anchor, each column's window at the top of the array: ``exp`` is
-        the anchor of golden.column's ``bound``: the row's largest exponent field (a
-        tree over the values after the entry register, pipelined into the multiplier's
-        stages) plus the tile column's (read when the row reaches the column, as its
-        weights are), minus twice the input bias, plus one and ``acc_fmt``'s bias, clipped.
-        The window arrives with the element's product, ``mul_stages`` cycles after ``x``.
-        Returns one psum input per column."""
+        the anchor of golden.column's ``bound``: the row's largest exponent field plus the
+        tile column's (read when the row reaches the column, as its weights are), minus
+        twice the input bias, plus one and ``acc_fmt``'s bias, clipped. The window arrives
+        with the element's product, ``mul_stages`` cycles after ``x`` enters.
+
+        The row's maximum is a tree over ``x_row`` as it is accepted (before the entry
+        register, a cycle ahead of the elements), pipelined into the multiplier's stages,
+        so every column has a register of its own after the tree's root: the root sits by
+        the rows, a column's anchor by its first element (a placed 10x10's critical path
+        ran from the root to PE (0, 0) in one cycle). The offset joins the tile's bound
+        long before the row's maximum arrives: one add after the root. Returns one psum
+        input per column."""
         fi, fa = self.in_fmt, self.acc_fmt
         level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
-        m.d.comb += [e.eq(self._exponent_field(x)) for e, x in zip(level, entered)]
+        m.d.comb += [e.eq(self._exponent_field(x)) for e, x in zip(level, x_row)]
         depth = max(len(level) - 1, 0).bit_length()
-        tree_regs = min(depth, max(self.mul_stages - 1, 0))
+        anchored = max(self.mul_stages, 1) - 1      # cycles after x enters to the anchor's add
+        tree_regs = min(depth, anchored)
         # A register after the levels that split the tree evenly among tree_regs stages.
         registered = {round((i + 1) * depth / tree_regs) for i in range(tree_regs)} if tree_regs else set()
         for d in range(1, depth + 1):
@@ -414,18 +434,19 @@ class MXU(wiring.Component):
                 m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
                 level = regs
         row_max = level[0]
-        anchored = max(self.mul_stages, 1) - 1      # cycles after x reaches the column to the anchor's add
+        offset = self._anchor_offset
         anchors = []
         for j in range(self.cols):
-            bound = self._delayed(m, Mux(pes[0][j].sel_in, self._tile_bounds[1][j], self._tile_bounds[0][j]),
-                                  anchored, f"col_bound{j}")
-            # row_max is tree_regs cycles behind the entry: delay it to column j's add.
-            row_max_j = self._delayed(m, row_max, j + anchored - tree_regs, f"row_bound{j}")
-            offset = 1 + fa.bias - 2 * fi.bias
+            field = Mux(pes[0][j].sel_in, self._tile_bounds[1][j], self._tile_bounds[0][j])
+            bound = Signal(self._anchor_bound_shape, name=f"col_bound{j}")
+            # A negative offset as the subtraction of its magnitude: an unsigned operand plus a
+            # signed constant would be two bits wider than the operand.
+            m.d.comb += bound.eq(field + offset if offset >= 0 else field - -offset)
+            bound = self._delayed(m, bound, anchored, f"col_bound{j}")
+            # row_max is tree_regs - 1 cycles behind the entry: delay it to column j's add.
+            row_max_j = self._delayed(m, row_max, j + anchored + 1 - tree_regs, f"row_bound{j}")
             raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
-            # The fields' sum at its natural width (one carry bit), then the signed offset.
-            fields = Signal(fi.exp_bits + 1, name=f"anchor_fields{j}")
-            m.d.comb += [fields.eq(row_max_j + bound), raw.eq(fields + offset)]
+            m.d.comb += raw.eq(row_max_j + bound)
             top = fa.exp_max_field - 1
             anchor = select(raw[-1], 0, select(raw > top, Const(top, fa.exp_bits), raw[:fa.exp_bits]))
             window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
@@ -452,7 +473,6 @@ class MXU(wiring.Component):
         k_rows, n_cols = self.rows, self.cols
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         self.internals.pes = pes
-        entered = []            # each row's activation after the entry register
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + _row_skew(k) cycles, with its buffer tag.
             # The entry register (row 0 too) lets the array start from flip-flops rather than
@@ -462,8 +482,6 @@ class MXU(wiring.Component):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
-                if d == 0:
-                    entered.append(x)
             for j in range(n_cols):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
@@ -477,7 +495,7 @@ class MXU(wiring.Component):
                 elif above is None and not self._bound_anchor:
                     m.d.comb += pe.psum_in.eq(0)            # +0, or the empty window
                 x, sel = pe.x_out, pe.sel_out
-        tops = self._column_anchors(m, entered, pes) if self._bound_anchor else [None] * n_cols
+        tops = self._column_anchors(m, x_row, pes) if self._bound_anchor else [None] * n_cols
         for j, window in enumerate(tops):
             if window is not None:
                 m.d.comb += pes[0][j].psum_in.eq(window)

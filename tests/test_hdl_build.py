@@ -146,7 +146,13 @@ def test_stages_split_the_longest_segment_first():
         Stages(7, cuts)
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS + [("board", {})],
+#: The bound anchor's exponent arithmetic, linted too: its offset is negative for bf16
+#: products into fp32 and positive for fp8 ones (two ways of writing the add).
+BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound")),
+              ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
+
+
+@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS + BOUND_MXUS + [("board", {})],
                          ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall NAME.vlt NAME.v: no warning with the waivers written beside the Verilog."""
