@@ -228,6 +228,8 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     if isinstance(component, MXU):
         facts["round_stages"] = component.round_stages
         facts["point_latency"] = component.point_latency
+        facts["psum_latency"] = component.psum_latency
+        facts["sum_wait"] = component.sum_wait
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:

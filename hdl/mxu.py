@@ -170,8 +170,24 @@ class MXU(wiring.Component):
 
     @property
     def psum_latency(self) -> int:
-        """Cycles a partial sum spends in one processing element."""
-        return self.add_stages + 1
+        """Cycles a partial sum spends in one processing element: ``add_stages + 1``, less
+        ``sum_wait``."""
+        return self._element.psum_latency
+
+    @property
+    def sum_wait(self) -> int:
+        """Cycles an element's product waits for the partial sum (``ProcessingElement``'s
+        ``sum_wait``: with a bound anchor and no normalisation points, the product's
+        alignment before the add; else 0)."""
+        return self._element.sum_wait
+
+    @property
+    def _element(self) -> ProcessingElement:
+        """A probe of the processing element (``processing_element()``), for its timing."""
+        if not hasattr(self, "_probe_element"):
+            self._probe_element = MXU.processing_element(self)  # the real element, also where a subclass abstracts it
+            unused(self._probe_element)
+        return self._probe_element
 
     @property
     def point_rows(self) -> list[int]:
@@ -203,11 +219,11 @@ class MXU(wiring.Component):
     @property
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
-        FIFO, the accumulators and the sticky flags): ``rows * (add_stages + 1) +
-        mul_stages + round_stages + cols + points * point_latency`` (the entry register,
-        skew, processing elements, normalisation points, column rounders, de-skew)."""
+        FIFO, the accumulators and the sticky flags): ``rows * psum_latency + mul_stages +
+        sum_wait + round_stages + cols + points * point_latency`` (the entry register, skew,
+        processing elements, normalisation points, column rounders, de-skew)."""
         return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
-                + self.round_stages + self.cols)
+                + self.sum_wait + self.round_stages + self.cols)
 
     @property
     def round_stages(self) -> int:
@@ -231,9 +247,7 @@ class MXU(wiring.Component):
     def _pe_cost(self) -> float:
         """The processing element's slowest segment (``pipeline.Delay.cost``)."""
         if not hasattr(self, "_pe_worst"):
-            pe = MXU.processing_element(self)       # the real element, also where a subclass abstracts it
-            unused(pe)
-            self._pe_worst = max(d.cost for d in segments(pe))
+            self._pe_worst = max(d.cost for d in segments(self._element))
         return self._pe_worst
 
     def _window_args(self) -> dict:
@@ -261,7 +275,7 @@ class MXU(wiring.Component):
     def drain_cycles(self) -> int:
         """Cycles after a swap row is accepted during which rows before it may still read
         the old tile (the last, row ``rows - 1`` of column ``cols - 1``, in the last of them):
-        ``w.ready`` stays low for them (``(rows - 1) * (add_stages + 1) + points *
+        ``w.ready`` stays low for them (``(rows - 1) * psum_latency + points *
         point_latency + cols - 1``)."""
         return self._row_skew(self.rows - 1) + self.cols - 1
 
@@ -497,9 +511,15 @@ class MXU(wiring.Component):
                 x, sel = pe.x_out, pe.sel_out
         tops = self._column_anchors(m, x_row, pes) if self._bound_anchor else [None] * n_cols
         for j, window in enumerate(tops):
-            if window is not None:
-                m.d.comb += pes[0][j].psum_in.eq(window)
-            self._points(m, [pes[k][j] for k in range(k_rows)], window, j)
+            column = [pes[k][j] for k in range(k_rows)]
+            if window is not None and self._element.late_sum:
+                # The anchor comes with the product and travels down beside the partial sums;
+                # the first element adds its product to the empty window.
+                m.d.comb += [column[0].anchor_in.eq(window.exp), column[0].psum_in.eq(0),
+                             *(below.anchor_in.eq(above.anchor_out) for above, below in zip(column, column[1:]))]
+            elif window is not None:
+                m.d.comb += column[0].psum_in.eq(window)
+            self._points(m, column, window, j)
         # De-skew: column j waits cols - 1 - j cycles (after its rounder, with a column accumulator).
         psums, col_flags = [], []
         for j in range(n_cols):
@@ -619,7 +639,7 @@ class MXU(wiring.Component):
         net that reaches every weight register from the controller (that net set the clock
         of large arrays). A swap row is accepted from the cycle after the tile's last ``w``
         row on (``shadow_full``) and reaches row ``k`` through the entry register
-        ``1 + k * (add_stages + 1) >= 1 + k`` cycles later, when that row's write has landed.
+        ``1 + k * psum_latency >= 1 + k`` cycles later, when that row's write has landed.
         """
         layout = data.StructLayout({"we": 1, "buf": 1, "row": unsigned(max(self.rows - 1, 0).bit_length()),
                                     "data": self.in_fmt.width})

@@ -15,7 +15,7 @@ from .product import ExactProduct
 from .product_adder import ProductAdder
 from .window_adder import WindowAdder
 
-__all__ = ["ProcessingElement", "check_pe_stages", "pe_units"]
+__all__ = ["ProcessingElement", "check_pe_stages", "late_sum", "pe_units"]
 
 
 def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0, accumulator=None,
@@ -27,11 +27,19 @@ def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int 
         if not fused:
             raise ValueError("a column accumulator needs fused processing elements (fused_pe=True)")
         return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages),
-                WindowAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=accumulator, terms=terms, stages=add_stages))
+                WindowAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=accumulator, terms=terms,
+                            late_sum=late_sum(accumulator), stages=add_stages))
     if fused:
         return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages),
                 ProductAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=add_stages))
     return FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages), FPAdder(fmt=acc_fmt, stages=add_stages)
+
+
+def late_sum(accumulator) -> bool:
+    """Whether a column accumulator's elements take the partial sum at the add
+    (``WindowAdder``'s ``late_sum``): with a bound anchor and no normalisation points, where
+    no window's anchor moves."""
+    return accumulator.anchor == "bound" and not accumulator.group
 
 
 def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool = True, accumulator=None,
@@ -61,7 +69,8 @@ class ProcessingElement(wiring.Component):
     ``w_buf``; the activation's ``sel_in`` picks the buffer it multiplies with, so a
     swap never disturbs activations in flight. ``x_in``/``sel_in`` pass right with one
     register; the product is ready ``mul_stages`` cycles after ``x_in``, when
-    ``psum_in`` must arrive; ``psum_out`` follows ``add_stages + 1`` cycles later.
+    ``psum_in`` must arrive (``sum_wait`` cycles later with ``late_sum``, below);
+    ``psum_out`` follows ``psum_latency`` cycles later.
 
     ``fused`` (default): the multiplier hands the adder its exact product as a raw float
     (``ExactProduct`` into ``ProductAdder``): no rounder in the multiplier, no unpacking in
@@ -71,6 +80,12 @@ class ProcessingElement(wiring.Component):
     With a column ``accumulator`` (``golden.column.ColumnAccumulator``) the adder is a
     ``WindowAdder``: the partial sum is a window of up to ``terms`` products
     (``window_layout``), rounded once at the column's end, and the add raises only invalid.
+    With a bound anchor and no normalisation points (``late_sum``) the product is aligned to
+    the anchor, ``anchor_in`` (with the product, ``mul_stages`` cycles after ``x_in``), before
+    the partial sum comes: ``psum_in`` arrives ``sum_wait`` cycles after the product and
+    ``psum_out`` follows ``psum_latency`` cycles later, ``anchor_out`` (for the element
+    below) ``psum_latency`` cycles after ``anchor_in``. Otherwise ``sum_wait`` is 0 and
+    ``psum_latency`` is ``add_stages + 1``.
     """
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
@@ -86,12 +101,30 @@ class ProcessingElement(wiring.Component):
         self.add_stages = add_stages
         w = self.in_fmt.width
         psum = self.add.result.shape()
+        anchor = {"anchor_in": In(self.acc_fmt.exp_bits), "anchor_out": Out(self.acc_fmt.exp_bits)} \
+            if self.late_sum else {}
         super().__init__({
             "x_in": In(w), "sel_in": In(1), "psum_in": In(psum),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
             "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(psum),
-            "flags_out": Out(5),
+            "flags_out": Out(5), **anchor,
         })
+
+    @property
+    def late_sum(self) -> bool:
+        """Whether the partial sum joins at the add (``sum_wait`` cycles after the product)."""
+        return getattr(self.add, "late_sum", False)
+
+    @property
+    def sum_wait(self) -> int:
+        """Cycles from the product (and ``anchor_in``) to ``psum_in``."""
+        return getattr(self.add, "sum_wait", 0)
+
+    @property
+    def psum_latency(self) -> int:
+        """Cycles from ``psum_in`` to ``psum_out``: the add's stages after the partial sum
+        joins, and the output register."""
+        return self.add_stages - self.sum_wait + 1
 
     def elaborate(self, platform):
         m = Module()
@@ -111,13 +144,15 @@ class ProcessingElement(wiring.Component):
             mul.a.eq(self.x_in), mul.b.eq(Mux(self.sel_in, weights[1], weights[0])), mul.valid_in.eq(1),
             add.a.eq(self.psum_in), add.b.eq(mul.result), add.valid_in.eq(1),
         ]
-        # The product's flags join the partial sum's at the adder input, then wait out the adder.
-        flags = self.flags_in | mul.flags
-        for i in range(self.add_stages):
-            delayed = Signal(5, name=f"flags_d{i}", **plain)
-            m.d.sync += delayed.eq(flags)
-            flags = delayed
+        # The product's flags join the partial sum's where the partial sum joins the add, then
+        # wait out the adder.
+        product_flags = self._delayed(m, mul.flags, self.sum_wait, "product_flags", plain)
+        flags = self._delayed(m, self.flags_in | product_flags, self.add_stages - self.sum_wait, "flags_d", plain)
         outputs = {"x_out": self.x_in, "sel_out": self.sel_in, "psum_out": add.result, "flags_out": flags | add.flags}
+        if self.late_sum:
+            m.d.comb += add.anchor.eq(self.anchor_in)
+            # The element below takes its product psum_latency cycles after this one.
+            outputs["anchor_out"] = self._delayed(m, self.anchor_in, self.psum_latency - 1, "anchor_d", plain)
         for name, value in outputs.items():
             port = getattr(self, name)
             reg = Signal(port.shape(), name=f"{name}_r", **plain) if self.fused else port
@@ -125,4 +160,13 @@ class ProcessingElement(wiring.Component):
             if reg is not port:
                 m.d.comb += port.eq(reg)
         return m
+
+    @staticmethod
+    def _delayed(m, value, cycles: int, name: str, plain: dict):
+        """``value`` through ``cycles`` registers named ``NAME{i}``."""
+        for i in range(cycles):
+            delayed = Signal(value.shape(), name=f"{name}{i}", **plain)
+            m.d.sync += delayed.eq(value)
+            value = delayed
+        return value
 

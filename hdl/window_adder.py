@@ -77,22 +77,47 @@ class WindowAdder(ArithmeticUnit):
         Most terms (products) one window sums, 1..8192: sets the headroom.
     term : str
         ``product`` (default) or ``rounded``: what ``b`` is (above).
+    late_sum : bool
+        The window joins at the add, ``sum_wait`` cycles after the term (default False: with
+        it). Only where the anchor cannot move (a bound anchor and a product term): the
+        term's alignment needs the anchor alone, which comes on its own port ``anchor``
+        with the term, and ``a.exp`` is not read (``result.exp`` is the anchor). In an
+        array the partial sum then spends only the add's stages in each element.
     stages : int
         Register stages, 0..``max_stages``, at the cut points: exponents compared, the two
         alignment shifters' halves, the sum, the output, the input.
 
-    Ports: in ``a`` (window), ``b`` (raw product or encoding), ``valid_in``; out ``result`` (window),
-    ``flags`` (invalid where inf - inf met), ``valid_out``.
+    Ports: in ``a`` (window), ``b`` (raw product or encoding), [``anchor``], ``valid_in``; out
+    ``result`` (window), ``flags`` (invalid where inf - inf met), ``valid_out``.
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, term="product", stages=0):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, term="product", late_sum=False,
+                 stages=0):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
             in_fmt, acc_fmt, accumulator, terms)
         if term not in TERMS:
             raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
         self.term = term
-        super().__init__(operands={"a": self.layout, "b": self._term_layout}, result_width=self.layout,
-                         rand_bits=None, stages=stages, cuts=self._cuts(), reset_less=True)
+        if not isinstance(late_sum, bool):
+            raise TypeError(f"late_sum must be True or False, not {late_sum!r}")
+        if late_sum and self._moving:
+            raise ValueError(f"late_sum needs an anchor that cannot move (anchor=bound, term=product), not "
+                             f"anchor={self.accumulator.anchor}, term={term}")
+        self.late_sum = late_sum
+        operands = {"a": self.layout, "b": self._term_layout}
+        if late_sum:
+            operands["anchor"] = unsigned(self.acc_fmt.exp_bits)
+        super().__init__(operands=operands, result_width=self.layout, rand_bits=None, stages=stages,
+                         cuts=self._cuts(), reset_less=True)
+
+    @property
+    def sum_wait(self) -> int:
+        """Cycles from the term (and ``anchor``) to the window ``a``: the registers before
+        the add with ``late_sum``, else 0."""
+        if not self.late_sum:
+            return 0
+        count = self.cut_registers
+        return sum(count[name] for name in ("input", "compared", "align_hi", "aligned"))
 
     @property
     def _term_layout(self) -> data.StructLayout:
@@ -136,8 +161,12 @@ class WindowAdder(ArithmeticUnit):
         m = Module()
         cut, acc = self._stages.cut, self.accumulator
         fe = self.acc_fmt.exp_bits
-        v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in)
-        a, b = self.layout(v["a"]), self._term_layout(v["b"])
+        late = self.late_sum
+        # With late_sum the window is read at the add (``joined``), not registered before it.
+        window = {} if late else {"a": self.a}
+        v = cut(m, "input", **window, b=self.b, **({"anchor": self.anchor} if late else {}), valid=self.valid_in)
+        a, b = (None if late else self.layout(v["a"])), self._term_layout(v["b"])
+        anchor = v["anchor"] if late else a.exp
         zero, inf, nan = (b.zero, b.inf, b.nan) if self.term == "product" else (b.is_zero_daz, b.is_inf, b.is_nan)
         ordinary = ~(zero | inf | nan)
         # A term that is zero or special has no exponent: it never moves the anchor.
@@ -150,19 +179,20 @@ class WindowAdder(ArithmeticUnit):
         p_bits, s_bits = self._amount_bits()
         moving = self._moving
         gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
-        m.d.comb += [gap_p.eq(a.exp - exp_p), gap_s.eq(exp_p - a.exp)]
+        m.d.comb += [gap_p.eq(anchor - exp_p), gap_s.eq(exp_p - anchor)]
         larger = gap_p[-1] if moving else Const(0, 1)          # the term's exponent is the larger
         amount_p, amount_s = Signal(p_bits), (Signal(s_bits) if moving else Const(0, s_bits))
         m.d.comb += amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits))
         if moving:
             m.d.comb += amount_s.eq((gap_s[:s_bits] | gap_s[s_bits:].any().replicate(s_bits)) & larger.replicate(s_bits))
-        inf_minus_inf = a.inf & ~a.nan & inf & (a.inf_sign != b.sign)
-        specials = {"nan": a.nan | nan | inf_minus_inf, "inf": a.inf | inf,
-                    "inf_sign": Mux(inf & ~a.inf, b.sign, a.inf_sign), "invalid": inf_minus_inf}
-        v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, a.exp), sum=a.sum,
-                dropped=a.dropped, sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1),
-                negative=b.sign & ordinary, **specials, valid=v["valid"])
-        side = {k: v[k] for k in (*specials, "negative", "valid", "exp")}
+        # The window's part: with late_sum only the term's class travels to the add.
+        term_class = {"t_nan": nan, "t_inf": inf, "t_sign": b.sign}
+        window = {} if late else {"sum": a.sum, "dropped": a.dropped}
+        classes = term_class if late else self._specials(a, term_class)
+        v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, anchor), **window,
+                sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1),
+                negative=b.sign & ordinary, **classes, valid=v["valid"])
+        side = {k: v[k] for k in (*classes, "negative", "valid", "exp")}
         amount_p, amount_s = v["amount_p"], v["amount_s"]
 
         # The term's significand at the window's top, then shifted down by its gap; bits of
@@ -171,27 +201,41 @@ class WindowAdder(ArithmeticUnit):
         hi_p, lo_p = _halves(p_bits)
         hi_s, lo_s = _halves(s_bits)
         term, lost_p = _shift_steps(term, amount_p, hi_p, sticky=Const(0, 1))
-        total, lost_s = _shift_steps(v["sum"], amount_s, hi_s if moving else [], sticky=Const(0, 1))
-        v = cut(m, "align_hi", term=term, lost_p=lost_p, amount_p=amount_p, total=total, lost_s=lost_s,
-                amount_s=amount_s, dropped=v["dropped"], **side)
+        total = {} if late else dict(zip(("total", "lost_s"), _shift_steps(v["sum"], amount_s, hi_s if moving else [],
+                                                                          sticky=Const(0, 1))))
+        v = cut(m, "align_hi", term=term, lost_p=lost_p, amount_p=amount_p, **total, amount_s=amount_s,
+                **({} if late else {"dropped": v["dropped"]}), **side)
         side = {k: v[k] for k in side}
         term, lost_p = _shift_steps(v["term"], v["amount_p"], lo_p, sticky=v["lost_p"])
-        total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s if moving else [], sticky=v["lost_s"])
         below = self._term_width - acc.window
         if below:
             term, lost_p = term[below:], lost_p | term[:below].any()
+        if late:
+            v = cut(m, "aligned", term=term, lost_p=lost_p, **side)
+            side = {k: v[k] for k in side if k not in term_class}
+            # The window joins: no shift (the anchor stays), its specials meet the term's.
+            a = self.layout(self.a)
+            total, lost_s, dropped = a.sum, Const(0, 1), a.dropped
+            specials = self._specials(a, {k: v[k] for k in term_class})
+            side.update(specials)
+            term, lost_p = v["term"], v["lost_p"]
+        else:
+            total, lost_s = _shift_steps(v["total"], v["amount_s"], lo_s if moving else [], sticky=v["lost_s"])
+            dropped = v["dropped"]
         if acc.sticky:                 # round to odd: what was lost sets the lowest bit
             term, total = term | lost_p, total | lost_s
-        v = cut(m, "aligned", term=term, total=total, dropped=v["dropped"] | lost_p | lost_s,
-                # floor(-t) = ~t + 1 - lost; with sticky, -(t | lost) = ~(t | lost) + 1
-                carry=v["negative"] & (Const(1, 1) if acc.sticky else ~lost_p), **side)
-        side = {k: v[k] for k in side}
+        dropped = dropped | lost_p | lost_s
+        # floor(-t) = ~t + 1 - lost; with sticky, -(t | lost) = ~(t | lost) + 1
+        carry = side["negative"] & (Const(1, 1) if acc.sticky else ~lost_p)
+        if not late:
+            v = cut(m, "aligned", term=term, total=total, dropped=dropped, carry=carry, **side)
+            side = {k: v[k] for k in side}
+            term, total, dropped, carry = v["term"], v["total"], v["dropped"], v["carry"]
 
         summed = Signal(signed(self._sum_width))
-        negative = v["negative"].replicate(self._sum_width)
-        m.d.comb += summed.eq(v["total"] + (Cat(v["term"], Const(0, self._sum_width - acc.window)) ^ negative)
-                              + v["carry"])
-        v = cut(m, "summed", sum=summed, dropped=v["dropped"], **side)
+        negative = side["negative"].replicate(self._sum_width)
+        m.d.comb += summed.eq(total + (Cat(term, Const(0, self._sum_width - acc.window)) ^ negative) + carry)
+        v = cut(m, "summed", sum=summed, dropped=dropped, **side)
         result = Signal(self.layout)
         m.d.comb += [result.sum.eq(v["sum"]), result.exp.eq(v["exp"]), result.dropped.eq(v["dropped"]),
                      result.nan.eq(v["nan"]), result.inf.eq(v["inf"]), result.inf_sign.eq(v["inf_sign"])]
@@ -199,3 +243,10 @@ class WindowAdder(ArithmeticUnit):
         m.d.comb += [self.result.eq(out["result"]), self.flags.eq(out["flags"]), self.valid_out.eq(out["valid"])]
         return m
 
+    @staticmethod
+    def _specials(a, term) -> dict:
+        """The window's specials after adding a term of class ``t_nan``, ``t_inf``, sign
+        ``t_sign``: NaN, infinity and its sign, and ``invalid`` where inf - inf met."""
+        inf_minus_inf = a.inf & ~a.nan & term["t_inf"] & (a.inf_sign != term["t_sign"])
+        return {"nan": a.nan | term["t_nan"] | inf_minus_inf, "inf": a.inf | term["t_inf"],
+                "inf_sign": Mux(term["t_inf"] & ~a.inf, term["t_sign"], a.inf_sign), "invalid": inf_minus_inf}

@@ -4,7 +4,7 @@ For each array, one weight tile, then ``M`` rows of X at full rate with ``y`` al
 (cocotb test ``sustains_one_row_per_cycle``, results checked against golden). Printed per M:
 cycles from the first row accepted to the last row out, multiply-accumulates per cycle,
 utilisation ``M * rows * cols / (cycles * rows * cols)``, the latency measured (cycles - M)
-against the formula ``rows * (add_stages + 1) + mul_stages + cols + 2``, and simulated
+against the datasheet's (the manifest's ``latency``), and simulated
 cycles per second (Verilator model compiled optimised, cocotb driving every cycle).
 """
 

@@ -22,17 +22,27 @@ __all__ = ["MXU_MUTANTS", "TagMXU", "MXUHarness"]
 class _TagUnit(wiring.Component):
     """A multiplier or adder abstracted: ``result`` is ``a XOR b`` (zero-extended), ``stages``
     registers later; with ``flags``, its low five bits (so every row raises flags of its own),
-    else none."""
+    else none. With ``sum_wait`` (an element's adder that takes the partial sum late,
+    ``WindowAdder``'s ``late_sum``), ``a`` comes ``sum_wait`` cycles after ``b`` and after
+    ``anchor`` (ignored), as the real adder's do."""
 
-    def __init__(self, in_width: int, out_width: int, stages: int, *, flags: bool, name: str):
+    def __init__(self, in_width: int, out_width: int, stages: int, *, flags: bool, name: str, sum_wait: int = 0,
+                 anchor: int = 0):
         self.stages, self.raises_flags, self.prefix = stages, flags, name
+        self.late_sum, self.sum_wait = bool(anchor), sum_wait
         super().__init__({"a": In(in_width), "b": In(in_width), "valid_in": In(1),
+                          **({"anchor": In(anchor)} if anchor else {}),
                           "result": Out(out_width), "flags": Out(5)})
 
     def elaborate(self, platform):
         m = Module()
-        value = self.a ^ self.b
-        for i in range(self.stages):
+        b = self.b
+        for i in range(self.sum_wait):
+            r = Signal.like(self.b, name=f"{self.prefix}_b{i}")
+            m.d.sync += r.eq(b)
+            b = r
+        value = self.a ^ b
+        for i in range(self.stages - self.sum_wait):
             r = Signal.like(self.result, name=f"{self.prefix}{i}")
             m.d.sync += r.eq(value)
             value = r
@@ -77,7 +87,8 @@ class TagMXU(MXU):
         pe = super().processing_element()
         unused(pe.mul, pe.add)
         pe.mul = _TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul_stages, flags=True, name="tag_mul")
-        pe.add = _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add")
+        late = {"sum_wait": pe.add.sum_wait, "anchor": self.acc_fmt.exp_bits} if pe.late_sum else {}
+        pe.add = _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add", **late)
         return pe
 
     def accumulator_adder(self):
