@@ -44,9 +44,8 @@ from .output_fifo import OutputFIFO
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .normalisation_point import NormalisationPoint, point_add_stages
 from .rounder import signed_width
-from .pipeline import select
 from .params import check_exact_products, format_param, int_param, rounding_param
-from .pipeline import select
+from .pipeline import delayed, select
 from .stochastic_rounder import StochasticRounder
 from .timing import segments, unused
 from .window_adder import check_accumulator
@@ -456,9 +455,9 @@ class MXU(wiring.Component):
             # A negative offset as the subtraction of its magnitude: an unsigned operand plus a
             # signed constant would be two bits wider than the operand.
             m.d.comb += bound.eq(field + offset if offset >= 0 else field - -offset)
-            bound = self._delayed(m, bound, anchored, f"col_bound{j}")
+            bound = delayed(m, bound, anchored, f"col_bound{j}_")
             # row_max is tree_regs - 1 cycles behind the entry: delay it to column j's add.
-            row_max_j = self._delayed(m, row_max, j + anchored + 1 - tree_regs, f"row_bound{j}")
+            row_max_j = delayed(m, row_max, j + anchored + 1 - tree_regs, f"row_bound{j}_")
             raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
             m.d.comb += raw.eq(row_max_j + bound)
             top = fa.exp_max_field - 1
@@ -471,15 +470,6 @@ class MXU(wiring.Component):
                 window = r
             anchors.append(window)
         return anchors
-
-    @staticmethod
-    def _delayed(m, value, cycles: int, name: str):
-        """``value`` through ``cycles`` registers."""
-        for d in range(cycles):
-            r = Signal(Value.cast(value).shape(), name=f"{name}_{d}")
-            m.d.sync += r.eq(value)
-            value = r
-        return value
 
     def _array(self, m, x_row, x_sel, w_writes):
         """The processing elements with their entry, skew and de-skew registers; advances
@@ -545,7 +535,7 @@ class MXU(wiring.Component):
         for k in self.point_rows:
             arrives = self._row_skew(k - 1) + self.psum_latency     # the window at the point
             if top is not None:
-                anchor = self._delayed(m, anchor, arrives - at, f"point{k}_{j}_anchor")
+                anchor = delayed(m, anchor, arrives - at, f"point{k}_{j}_anchor_")
             at = arrives
             point = self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
             m.d.comb += [point.a.eq(column[k - 1].psum_out), point.flags_in.eq(column[k - 1].flags_out),

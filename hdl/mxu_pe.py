@@ -12,6 +12,7 @@ from .adder import FPAdder
 from .multiplier import FPMultiplier
 from .params import check_exact_products, format_param, int_param
 from .product import ExactProduct
+from .pipeline import delayed
 from .product_adder import ProductAdder
 from .window_adder import WindowAdder
 
@@ -146,13 +147,13 @@ class ProcessingElement(wiring.Component):
         ]
         # The product's flags join the partial sum's where the partial sum joins the add, then
         # wait out the adder.
-        product_flags = self._delayed(m, mul.flags, self.sum_wait, "product_flags", plain)
-        flags = self._delayed(m, self.flags_in | product_flags, self.add_stages - self.sum_wait, "flags_d", plain)
+        product_flags = delayed(m, mul.flags, self.sum_wait, "product_flags", self.fused)
+        flags = delayed(m, self.flags_in | product_flags, self.add_stages - self.sum_wait, "flags_d", self.fused)
         outputs = {"x_out": self.x_in, "sel_out": self.sel_in, "psum_out": add.result, "flags_out": flags | add.flags}
         if self.late_sum:
             m.d.comb += add.anchor.eq(self.anchor_in)
             # The element below takes its product psum_latency cycles after this one.
-            outputs["anchor_out"] = self._delayed(m, self.anchor_in, self.psum_latency - 1, "anchor_d", plain)
+            outputs["anchor_out"] = delayed(m, self.anchor_in, self.psum_latency - 1, "anchor_d", self.fused)
         for name, value in outputs.items():
             port = getattr(self, name)
             reg = Signal(port.shape(), name=f"{name}_r", **plain) if self.fused else port
@@ -160,13 +161,4 @@ class ProcessingElement(wiring.Component):
             if reg is not port:
                 m.d.comb += port.eq(reg)
         return m
-
-    @staticmethod
-    def _delayed(m, value, cycles: int, name: str, plain: dict):
-        """``value`` through ``cycles`` registers named ``NAME{i}``."""
-        for i in range(cycles):
-            delayed = Signal(value.shape(), name=f"{name}{i}", **plain)
-            m.d.sync += delayed.eq(value)
-            value = delayed
-        return value
 

@@ -26,7 +26,7 @@ from amaranth.lib import data
 
 from .params import int_param
 
-__all__ = ["Delay", "Stages", "select"]
+__all__ = ["Delay", "Stages", "delayed", "select"]
 
 @dataclass(frozen=True)
 class Delay:
@@ -190,3 +190,12 @@ def select(sel, a, b) -> Value:
     terms = [(x.as_unsigned() & s.as_signed())[:width] for x, s in ((a, sel), (b, ~sel))
              if not (isinstance(x, Const) and x.value == 0)]
     return (terms[0] | terms[1]) if len(terms) == 2 else terms[0] if terms else Const(0, width)
+
+
+def delayed(m, value, cycles: int, name: str, reset_less: bool = False) -> Value:
+    """``value`` through ``cycles`` registers named ``NAME0``, ``NAME1``, ..."""
+    for i in range(cycles):
+        reg = Signal(Value.cast(value).shape(), name=f"{name}{i}", reset_less=reset_less)
+        m.d.sync += reg.eq(value)
+        value = reg
+    return value
