@@ -255,9 +255,9 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 4`` (the output FIFO: its level, its memory's read register, the
-        landing register and the ``y`` register; input conversion, accumulators and output
-        rounders add no register)."""
+        ``array_latency + 5`` (the output FIFO: its level, its read decision, its memory's
+        read register, its queue and the ``y`` register; input conversion, accumulators and
+        output rounders add no register)."""
         return self.array_latency + FIFO_LATENCY
 
     @property

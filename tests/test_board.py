@@ -34,6 +34,6 @@ def test_board_options_and_divisor():
     assert divisor_for(115200) == 217 and divisor_for(1_000_000) == 25
     board = Board(rows=4, cols=3, mul_stages=0, add_stages=2, divisor=4)
     unused(board, board.mxu)
-    assert board.latency == 4 * 3 + 0 + 3 + 4 and board.frame_bytes == {"W": 6, "X": 9, "I": 6, "Y": 12, "F": 3}
+    assert board.latency == 4 * 3 + 0 + 3 + 5 and board.frame_bytes == {"W": 6, "X": 9, "I": 6, "Y": 12, "F": 3}
     with pytest.raises(ValueError, match="baud 2000000 is 4.2 % off at 25 MHz"):
         divisor_for(2_000_000)

@@ -86,7 +86,7 @@ def test_mxu_options_shape_the_ports(tmp_path):
                 "--acc-depth", "8", "--add-stages", "1", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "mxu_2x3_bf16_fp32_m0a1_cvt_osrhalf1_acc8.json").read_text())
-    assert manifest["latency"] == 2 * 2 + 0 + 3 + 4 and manifest["rand_bits"] == 1
+    assert manifest["latency"] == 2 * 2 + 0 + 3 + 5 and manifest["rand_bits"] == 1
     ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
     assert ports["w__payload"] == ("input", 3 * 32)                  # fp32 in, converted on entry
     assert ports["x__payload"] == ("input", 2 * 32 + 1 + 3 + 1 + 1)  # data, swap, addr, first, last

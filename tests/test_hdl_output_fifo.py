@@ -63,11 +63,11 @@ def test_rows_leave_in_order_without_loss(depth, write_p, ready_p):
 
 def test_latency_and_full_rate():
     """A write every cycle with r always ready (``latency + 1`` credits, as the MXU gives it):
-    each row leaves exactly 4 cycles after its write."""
+    each row leaves exactly 5 cycles after its write."""
     writes, reads, ready_cycles, latency = run(8, 1.0, 1.0, cycles=50, seed=1)
-    assert latency == 4
-    assert [(c - 4, r) for c, r in reads] == writes[:len(reads)]
-    assert len(reads) == 46
+    assert latency == 5
+    assert [(c - 5, r) for c, r in reads] == writes[:len(reads)]
+    assert len(reads) == 45
 
 
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")   # refused, not elaborated

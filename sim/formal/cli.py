@@ -89,7 +89,7 @@ def _stream_parsers(sub) -> None:
     p = sub.add_parser("fifo", help="the MXU's output FIFO: order, no loss, latency (k-induction)")
     p.add_argument("--width", type=int, default=3, help="bits per row (default 3: the data is tracked, "
                    "so its width does not matter beyond distinguishing rows)")
-    p.add_argument("--depth", dest="fifo_depth", type=int, default=4, help="memory rows, a power of two (default 4)")
+    p.add_argument("--depth", dest="fifo_depth", type=int, default=8, help="memory rows, a power of two (default 8: the queue and the head full behind it)")
     p.add_argument("--mutant", choices=FIFO_MUTANTS, default=None, help="test only: a planted bug")
     p = sub.add_parser("mxu", help="the MXU's stream contract: credits, swap rule, order, no loss (k-induction)")
     for name, default in (("rows", 2), ("cols", 2), ("mul_stages", 0), ("add_stages", 0)):

@@ -13,7 +13,7 @@ from amaranth.hdl import Assert, Assume, Cover, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from hdl.output_fifo import OutputFIFO
+from hdl.output_fifo import ROOM, SLOTS, OutputFIFO
 
 __all__ = ["FIFO_MUTANTS", "FIFOHarness", "track_fifo"]
 
@@ -48,7 +48,7 @@ class FIFOHarness(wiring.Component):
     """``OutputFIFO(width, depth)`` with its writer counting credits as the MXU does
     (``depth`` rows written and not read at most), every other input free."""
 
-    def __init__(self, *, width: int = 3, depth: int = 4, mutant: str | None = None):
+    def __init__(self, *, width: int = 3, depth: int = 8, mutant: str | None = None):
         if mutant is not None and mutant not in FIFO_MUTANTS:
             raise ValueError(f"mutant must be one of {', '.join(FIFO_MUTANTS)}, not {mutant!r}")
         self.fifo = (OutputFIFO(width=width, depth=depth) if mutant is None else
@@ -69,8 +69,7 @@ class FIFOHarness(wiring.Component):
                      Assert(~fifo.r.valid | (outstanding != 0), "a row offered that was not written")]
         delivered = track_fifo(m, fifo, write, self.w_data, read, self.pick, outstanding, latency)
         m.d.comb += [Cover(outstanding == depth, "FIFO full"),
-                     Cover(fifo.head_valid & fifo.spare_valid & fifo.landing_valid & fifo.read_valid,
-                           "every register holds a row"),
+                     Cover(fifo.head_valid & (fifo.queued == SLOTS), "the head and the queue full"),
                      Cover((fifo.stored != 0) & fifo.head_valid & ~fifo.r.ready, "the memory holds rows behind a waiting head"),
                      Cover(delivered & (outstanding > 1), "the tracked row delivered behind others")]
         return m
@@ -100,28 +99,35 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
         Assert(~tracked | (ahead < outstanding), "the tracked row lost"),
     ]
     # Invariants: where every row is, and the tracked row's data wherever it is. The stages
-    # in the order rows leave them: (valid, data, the fewest cycles a row there has spent).
-    stages = [(fifo.head_valid, fifo.head, latency), (fifo.spare_valid, fifo.spare, latency),
-              (fifo.landing_valid, fifo.landing, latency - 1), (fifo.read_valid, fifo.read_data, latency - 2)]
-    in_flight = sum(valid for valid, _, _ in stages)
+    # out of the memory in the order rows leave them: (rows there, the fewest cycles a row
+    # there has spent since its write).
+    stages = [(fifo.head_valid, latency), (fifo.queued, latency - 1), (fifo.read_valid, latency - 2)]
+    in_flight = sum(rows for rows, _ in stages)
     in_memory = Signal(range(depth + 1))
     m.d.comb += in_memory.eq(outstanding - in_flight)
+    slot_bits = len(fifo.slot_w)
     m.d.comb += [
-        Assert(in_memory == fifo.stored, "rows in the memory miscounted"),
+        Assert(in_memory == fifo.stored + fifo.read_en, "rows in the memory miscounted"),
         Assert(outstanding >= in_flight),
-        Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == fifo.stored[:len(fifo.produce)]),
+        Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == in_memory[:len(fifo.produce)]),
         Assert(fifo.nonempty == (fifo.stored != 0)),
-        Assert(fifo.read_en == fifo.read, "the memory's read enable is not the read decision"),
-        Assert(~fifo.spare_valid | fifo.head_valid, "a spare row behind an empty head"),
+        Assert(fifo.room + in_flight + fifo.read_en == ROOM, "the room counter miscounts the decided rows"),
+        Assert(fifo.queued <= SLOTS),
+        Assert((fifo.slot_w - fifo.slot_r)[:slot_bits] == fifo.queued[:slot_bits]),
+        Assert(~(fifo.w_en & fifo.read_en & (fifo.produce == fifo.consume)),
+               "the memory reads the row being written (its collision result is undefined: no_rw_check)"),
     ]
-    m.d.comb += fifo.peek_addr.eq(fifo.consume + (ahead - in_flight))
+    m.d.comb += [fifo.peek_addr.eq(fifo.consume + (ahead - in_flight)),
+                 fifo.peek_slot.eq(fifo.slot_r + (ahead - fifo.head_valid))]
     with m.If(tracked):
-        before = 0                            # rows in the stages nearer the output
-        for valid, data, cycles in stages:
-            with m.If((ahead >= before) & (ahead < before + valid)):
+        in_head = ahead < fifo.head_valid
+        in_queue = ~in_head & (ahead < fifo.head_valid + fifo.queued)
+        in_read = ~in_head & ~in_queue & (ahead < in_flight)
+        for where, data, (_, cycles) in zip((in_head, in_queue, in_read),
+                                           (fifo.head, fifo.peek_slot_data, fifo.read_data), stages):
+            with m.If(where):
                 m.d.comb += Assert(data == t_data, "the tracked row's data changed in the FIFO")
                 m.d.comb += Assert(age >= cycles, "the tracked row ahead of its write")
-            before = before + valid
         with m.If(ahead >= in_flight):
             m.d.comb += Assert(fifo.peek_data == t_data, "the tracked row's data changed in the FIFO")
     delivered = Signal()
