@@ -41,6 +41,13 @@ def pytest_addoption(parser):
              "with 2 workers and with fp8 inputs, and the documented user flow's place and route "
              "(tests/test_mxu_user_flow.py): minutes each")
     parser.addoption(
+        "--thorough", action="store_true",
+        help="also run the default checks' slow half (about 12 minutes more on 2 cores): the 2x2 MXU's stream "
+             "proof, the column accumulator's matmuls, normalisation-point streams and its anchor and "
+             "point-flag mutants on the compiled MXU, the 2x2 MXU's ECP5 netlist, the quick sweep's place and "
+             "route, the 8x8 MXU's lint, the fused adder's 9-stage pipelining proof, the MXU through Yosys's "
+             "ABC9 and the quick training variants")
+    parser.addoption(
         "--docs-slow", action="store_true",
         help="run the docs' slow commands as written (place and route, 2^32 runs, the suite "
              "itself: hours); without it they run their check only (tests/test_docs.py)")
@@ -51,6 +58,8 @@ def pytest_configure(config):
                                        "run as written only with --docs-slow")
     config.addinivalue_line("markers", "formal_large: a proof of minutes to half an hour, collected only with "
                                        "--formal-large")
+    config.addinivalue_line("markers", "thorough: a check of half a minute or more that the default samples, "
+                                       "collected only with --thorough")
     config.addinivalue_line("markers", "regress_large: a regression of minutes, collected only with "
                                        "--regress-large")
     # Kept on the config too, so test modules can choose what to collect by it.
@@ -85,9 +94,11 @@ _DURATIONS_KEY = "tpu-arith/durations"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Longest first; without ``--formal-large`` (``--regress-large``), the ``formal_large``
-    proofs (``regress_large`` runs) deselected (not skipped: they were not asked for)."""
-    for option, marker in (("--formal-large", "formal_large"), ("--regress-large", "regress_large")):
+    """Longest first; without ``--formal-large`` (``--regress-large``, ``--thorough``), the
+    ``formal_large`` proofs (``regress_large`` runs, ``thorough`` checks) deselected (not
+    skipped: they were not asked for)."""
+    for option, marker in (("--formal-large", "formal_large"), ("--regress-large", "regress_large"),
+                           ("--thorough", "thorough")):
         if not config.getoption(option):
             large = [item for item in items if item.get_closest_marker(marker)]
             if large:

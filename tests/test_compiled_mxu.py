@@ -104,6 +104,7 @@ def test_golden_matmul_is_bit_exact_on_the_rtl(precision, shape, array, workers,
     assert result.y.shape == shape[::2]
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("precision, accumulator, stages", [
     ("HIGH", "column:w=22,g=2,anchor=bound", (3, 2)),     # three passes, a point after row 2
     (("fp8_e4m3", "fp32"), "column:w=12,sticky", (1, 1)),
@@ -137,7 +138,8 @@ GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w
 GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="column:w=18,g=2,anchor=bound")
 
 
-@pytest.mark.parametrize("params", [COLUMN, BOUND, GROUPED, GROUPED_BOUND],
+@pytest.mark.parametrize("params", [COLUMN, BOUND, pytest.param(GROUPED, marks=pytest.mark.thorough),
+                                    pytest.param(GROUPED_BOUND, marks=pytest.mark.thorough)],
                          ids=["running", "bound", "points", "points-bound"])
 def test_column_accumulator_stream_matches_golden(params):
     report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
@@ -153,7 +155,7 @@ def test_column_accumulator_stream_matches_golden(params):
     ("alignment", r"align_hi_amount_p_r0\[0\]", "1'h0"),
     # The bound anchor one binade low (its offset -126 as -127, in every column): a product
     # whose significand product is >= 2 at the row's and column's largest exponents exceeds it.
-    ("anchor", r"- 7'h7e;", "- 7'h7f;"),
+    pytest.param("anchor", r"- 7'h7e;", "- 7'h7f;", marks=pytest.mark.thorough),
 ])
 def test_column_accumulator_mutant_is_caught(mutant, pattern, replacement):
     import re
@@ -189,7 +191,8 @@ def test_column_accumulator_every_fp8_pair_on_a_two_row_column():
         assert out["flags"] == int(np.bitwise_or.reduce(want.row_flags[:, 0])), f"tile {t}"
 
 
-@pytest.mark.parametrize("planted", [None, (r"flags_d0 <= \\flags\$\d+ ;", "flags_d0 <= flags_in;")],
+@pytest.mark.parametrize("planted", [None, pytest.param((r"flags_d0 <= \\flags\$\d+ ;", "flags_d0 <= flags_in;"),
+                                                       marks=pytest.mark.thorough)],
                          ids=["as-built", "point-flags-dropped"])
 def test_normalisation_point_flags_reach_the_output(planted):
     """Rows whose first two products (bf16's largest, twice) overflow at the point after

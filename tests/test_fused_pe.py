@@ -26,7 +26,7 @@ def test_a_planted_difference_is_not_proved():
     assert report["result"] == "not equal" and report["unproven"] == ["psum_out"]
 
 
-@pytest.mark.parametrize("key, stages", [("product", 4), ("product_add", 9)])
+@pytest.mark.parametrize("key, stages", [("product", 4), pytest.param("product_add", 9, marks=pytest.mark.thorough)])
 def test_fused_units_pipelining_proved(key, stages):
     report = check(key, {"in_fmt": "bf16", "acc_fmt": "fp32"}, stages=stages)
     assert report["result"] == "proved" and report["complete"]

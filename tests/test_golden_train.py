@@ -71,6 +71,7 @@ def test_train_rejects_bad_options(kwargs, message):
         train(BY_NAME["fp32"], data, **kwargs)
 
 
+@pytest.mark.thorough
 def test_train_quick_variants_differ_as_expected(tmp_path, capsys):
     out = tmp_path / "train"
     names = ["fp32", "bf16-mxu", "bf16-rne", "bf16-sr", "bf16-sr-half", "fp16", "fp16-static"]

@@ -152,7 +152,11 @@ BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulat
               ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + MXUS + BOUND_MXUS + [("board", {})],
+#: The 8x8 MXU's lint (half a minute): with ``--thorough``.
+LINTED_MXUS = [pytest.param(c, marks=pytest.mark.thorough) if c[1].get("rows") == 8 else c for c in MXUS]
+
+
+@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + [("board", {})],
                          ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall NAME.vlt NAME.v: no warning with the waivers written beside the Verilog."""

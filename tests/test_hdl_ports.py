@@ -104,6 +104,7 @@ def test_sr_half_has_one_name_and_one_manifest(tmp_path):
         UNITS["rounder"].build(rounding="sr-half", sr_bits=3)
 
 
+@pytest.mark.thorough
 def test_mxu_verilog_goes_through_yosys_abc9(tmp_path):
     """Amaranth names the elements of array-shaped signals ``\\flags[0] ``; read back, such a
     wire clashes with ABC9's name for bit 0 of ``flags`` and ``synth_ecp5`` stops on an

@@ -81,7 +81,7 @@ def test_ecp5_multiplier_netlist_passes_and_a_flipped_lut_fails(tmp_path, capsys
 
 
 @pytest.mark.parametrize("unit, params, family", [
-    ("add", {}, "ecp5"),                          # the fp32 adder, combinational
+    pytest.param("add", {}, "ecp5", marks=pytest.mark.thorough),   # the fp32 adder, combinational
     ("mul", {"stages": 2}, "ice40"),               # SB_MAC16: Yosys's DSP mapping, simulated
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_netlist_matches_golden(unit, params, family):
@@ -91,6 +91,7 @@ def test_netlist_matches_golden(unit, params, family):
         assert "SB_MAC16" in summary["verilog"].read_text()
 
 
+@pytest.mark.thorough
 def test_ecp5_mxu_netlist_through_the_command():
     """A 2x2 MXU (no regression lists it) mapped by synth_ecp5: all four of its tests pass."""
     proc = _cli("mxu", "--rows", "2", "--cols", "2", "--netlist", "ecp5", "--vectors", str(VECTORS))

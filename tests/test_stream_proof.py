@@ -18,7 +18,7 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 
 @pytest.mark.parametrize("kind, params", [
     ("fifo", dict(width=3, depth=8)),
-    ("mxu", dict(rows=2, cols=2, mul_stages=0, add_stages=0, **TAGS)),
+    pytest.param("mxu", dict(rows=2, cols=2, mul_stages=0, add_stages=0, **TAGS), marks=pytest.mark.thorough),
     ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
     # The column accumulator: window elements and a pipelined column rounder (2x2: --formal-large).
     ("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulator="column:w=8", **TAGS)),

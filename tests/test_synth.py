@@ -186,6 +186,7 @@ def test_boards_are_constrained_to_the_target_clock():
         assert board(arch).default_clk_frequency == TARGET_MHZ[arch] * 1e6
 
 
+@pytest.mark.thorough
 def test_quick_sweep_with_place_and_route():
     """--pnr: every configuration gets Fmax and utilisation on both boards."""
     out = WORK / "pnr"
