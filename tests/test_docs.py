@@ -426,6 +426,8 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ecp5 --only UNIT:N": Entry(SYNOPSIS),
     # README.md, docs/formal.md, docs/testing.md: the larger stream proofs (about 8 minutes)
     "pytest --regress-large": Entry(SLOW, check=_collect_only("pytest --regress-large tests/test_hdl_mxu.py")),
+    # README.md, docs/testing.md: the default's slow half (its check: one of its tests is collected)
+    "pytest --thorough": Entry(SLOW, check=_collect_only("pytest --thorough tests/test_regress.py -k ecp5_mxu_netlist")),
     "pytest --formal-large tests/test_stream_proof.py": Entry(
         SLOW, check=_collect_only("pytest --formal-large tests/test_stream_proof.py")),
     "pytest -n 1 --formal-large tests/test_stream_proof.py -k larger": Entry(
