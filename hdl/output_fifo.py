@@ -42,8 +42,8 @@ ROOM = SLOTS + 1
 
 
 class OutputFIFO(wiring.Component):
-    """A FIFO of ``depth`` rows in memory plus ``SLOTS + 3`` in flight, for a writer that never
-    overflows it (the MXU's credits).
+    """A FIFO of a ``depth``-row memory, a ``SLOTS``-row queue and the head, for a writer
+    that keeps at most ``depth`` rows written and not read (the MXU's credits).
 
     Parameters (keyword-only)
     -------------------------
