@@ -230,6 +230,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["point_latency"] = component.point_latency
         facts["psum_latency"] = component.psum_latency
         facts["sum_wait"] = component.sum_wait
+        facts["anchor_wait"] = component.anchor_wait
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if timing is not None:

@@ -219,10 +219,26 @@ class MXU(wiring.Component):
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * psum_latency + mul_stages +
-        sum_wait + round_stages + cols + points * point_latency`` (the entry register, skew,
-        processing elements, normalisation points, column rounders, de-skew)."""
+        sum_wait + round_stages + cols + points * point_latency + anchor_wait`` (the entry
+        register, skew, processing elements, normalisation points, column rounders, de-skew,
+        the bound anchor's wait)."""
         return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
-                + self.sum_wait + self.round_stages + self.cols)
+                + self.sum_wait + self.round_stages + self.cols + self.anchor_wait)
+
+    @property
+    def anchor_wait(self) -> int:
+        """Cycles the rows wait before the array for the bound anchor's row maximum (0
+        without ``anchor=bound``): the maximum takes a register per compare level, and of its
+        ``ceil(log2(rows))`` levels ``max(mul_stages, 1) - 1`` fit while the product is
+        computed."""
+        if not self._bound_anchor:
+            return 0
+        return max(0, self._row_max_levels - (max(self.mul_stages, 1) - 1))
+
+    @property
+    def _row_max_levels(self) -> int:
+        """Compare levels of the tree that finds the row's largest exponent."""
+        return (self.rows - 1).bit_length()
 
     @property
     def round_stages(self) -> int:
@@ -262,21 +278,22 @@ class MXU(wiring.Component):
 
     @property
     def fifo_depth(self) -> int:
-        """Output FIFO rows (credits): the smallest power of two >= ``latency + 1``.
+        """Output FIFO rows (credits): the smallest power of two >= ``latency + 2``.
 
-        A credit is taken when a ``y``-producing row is accepted and returned when its
-        ``y`` row is transferred, ``latency`` cycles later at the earliest; ``x.ready`` is
-        a function of the registered credit count, so full rate needs ``latency + 1``.
+        A credit is taken when a ``y``-producing row is accepted and returned a cycle after
+        its ``y`` row is transferred, ``latency + 1`` cycles later at the earliest;
+        ``x.ready`` is a function of the registered credit count, so full rate needs
+        ``latency + 2``.
         """
-        return 1 << self.latency.bit_length()
+        return 1 << (self.latency + 1).bit_length()
 
     @property
     def drain_cycles(self) -> int:
         """Cycles after a swap row is accepted during which rows before it may still read
         the old tile (the last, row ``rows - 1`` of column ``cols - 1``, in the last of them):
         ``w.ready`` stays low for them (``(rows - 1) * psum_latency + points *
-        point_latency + cols - 1``)."""
-        return self._row_skew(self.rows - 1) + self.cols - 1
+        point_latency + cols - 1 + anchor_wait``)."""
+        return self._row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
 
     def _converted(self, m, values, name):
         """``values`` (a payload array) as ``in_fmt`` encodings, RNE from ``acc_fmt`` if asked."""
@@ -318,15 +335,19 @@ class MXU(wiring.Component):
 
     def _credits(self, m, x_in, y_out):
         """The output FIFO and the credit count: free FIFO slots not promised to rows in
-        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the count."""
+        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the count.
+
+        A ``y`` transfer returns its credit through a register by the output (``returned``),
+        so the count sits by the controller that reads it and only that register's wire
+        crosses the die (a placed 12x12's clock was set by the count's route to ``x.ready``)."""
         m.submodules.fifo = out_fifo = OutputFIFO(width=self.cols * self.out_fmt.width, depth=self.fifo_depth)
         free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
+        returned = Signal()  # a y row left last cycle
         produces = 1 if not self.acc_depth else x_in.payload.last
         take = Signal()      # an x row is accepted
-        give = Signal()      # a y row leaves
-        m.d.comb += [take.eq(x_in.valid & x_in.ready), give.eq(y_out.valid & y_out.ready)]
-        m.d.sync += free.eq(free - (take & produces) + give)
-        self.internals.fifo, self.internals.free = out_fifo, free
+        m.d.comb += take.eq(x_in.valid & x_in.ready)
+        m.d.sync += [returned.eq(y_out.valid & y_out.ready), free.eq(free - (take & produces) + returned)]
+        self.internals.fifo, self.internals.free, self.internals.returned = out_fifo, free, returned
         return out_fifo, take, free
 
     def _controller(self, m, w_in, x_in, take, free):
@@ -426,8 +447,10 @@ class MXU(wiring.Component):
         with the element's product, ``mul_stages`` cycles after ``x`` enters.
 
         The row's maximum is a tree over ``x_row`` as it is accepted (before the entry
-        register, a cycle ahead of the elements), pipelined into the multiplier's stages,
-        so every column has a register of its own after the tree's root: the root sits by
+        register, a cycle ahead of the elements), a register after each compare level (two
+        levels in one cycle set a placed 12x12's clock): the levels beyond the multiplier's
+        stages are ``anchor_wait``. Every column has a register of its own after the tree's
+        root: the root sits by
         the rows, a column's anchor by its first element (a placed 10x10's critical path
         ran from the root to PE (0, 0) in one cycle). The offset joins the tile's bound
         long before the row's maximum arrives: one add after the root. Returns one psum
@@ -435,17 +458,12 @@ class MXU(wiring.Component):
         fi, fa = self.in_fmt, self.acc_fmt
         level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
         m.d.comb += [e.eq(self._exponent_field(x)) for e, x in zip(level, x_row)]
-        depth = max(len(level) - 1, 0).bit_length()
         anchored = max(self.mul_stages, 1) - 1      # cycles after x enters to the anchor's add
-        tree_regs = min(depth, anchored)
-        # A register after the levels that split the tree evenly among tree_regs stages.
-        registered = {round((i + 1) * depth / tree_regs) for i in range(tree_regs)} if tree_regs else set()
-        for d in range(1, depth + 1):
+        for d in range(1, self._row_max_levels + 1):
             level = [Mux(a > b, a, b) for a, b in zip(level[0::2], level[1::2])] + level[len(level) & ~1:]
-            if d in registered:
-                regs = [Signal(fi.exp_bits, name=f"row_max{d}_{i}") for i in range(len(level))]
-                m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
-                level = regs
+            regs = [Signal(fi.exp_bits, name=f"row_max{d}_{i}") for i in range(len(level))]
+            m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
+            level = regs
         row_max = level[0]
         offset = self._anchor_offset
         anchors = []
@@ -456,8 +474,9 @@ class MXU(wiring.Component):
             # signed constant would be two bits wider than the operand.
             m.d.comb += bound.eq(field + offset if offset >= 0 else field - -offset)
             bound = delayed(m, bound, anchored, f"col_bound{j}_")
-            # row_max is tree_regs - 1 cycles behind the entry: delay it to column j's add.
-            row_max_j = delayed(m, row_max, j + anchored + 1 - tree_regs, f"row_bound{j}_")
+            # row_max is levels - anchor_wait - 1 cycles behind the entry: delay it to column j's add.
+            row_max_j = delayed(m, row_max, j + anchored + self.anchor_wait + 1 - self._row_max_levels,
+                                f"row_bound{j}_")
             raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
             m.d.comb += raw.eq(row_max_j + bound)
             top = fa.exp_max_field - 1
@@ -478,11 +497,12 @@ class MXU(wiring.Component):
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         self.internals.pes = pes
         for k in range(k_rows):
-            # Entry and skew: row k's activation waits 1 + _row_skew(k) cycles, with its buffer tag.
-            # The entry register (row 0 too) lets the array start from flip-flops rather than
-            # from the controller's swap logic (the 8x8's critical path without it).
+            # Entry and skew: row k's activation waits 1 + anchor_wait + _row_skew(k) cycles,
+            # with its buffer tag. The entry register (row 0 too) lets the array start from
+            # flip-flops rather than from the controller's swap logic (the 8x8's critical path
+            # without it).
             x, sel = x_row[k], x_sel
-            for d in range(1 + self._row_skew(k)):
+            for d in range(1 + self.anchor_wait + self._row_skew(k)):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r

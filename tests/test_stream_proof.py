@@ -59,10 +59,10 @@ def test_each_planted_bug_has_a_counterexample(kind, mutant, tmp_path):
     size = dict(rows=1, cols=4) if mutant == "drain" else dict(rows=2, cols=2)
     if mutant == "acc":                 # only an MXU with accumulators has the adder
         size = dict(rows=1, cols=2, acc_depth=2)
-    if mutant == "credit":              # 1x1: its FIFO's 8 rows overflow within the base case
+    if mutant == "credit":              # 1x1: its FIFO's 16 rows overflow within the base case
         size = dict(rows=1, cols=1)
     params = dict(width=3, depth=8) if kind == "fifo" else dict(**size, mul_stages=0, add_stages=0, **TAGS)
-    report = check_stream(kind, params, mutant=mutant, depth=16, work=tmp_path)
+    report = check_stream(kind, params, mutant=mutant, depth=20 if mutant == "credit" else 16, work=tmp_path)
     assert report["result"] == "counterexample", report
     assert report["failed_assertions"] and all(Path(t).is_file() and t.endswith(".vcd") for t in report["traces"])
     assert report["traces"], report
