@@ -326,8 +326,8 @@ class MXU(wiring.Component):
         # The control state, for formal harnesses (sim.formal.stream_mxu) to state invariants over.
         self.internals = SimpleNamespace()
         w_in, x_in, y_out = self._stream_ports(m)
-        out_fifo, take, free = self._credits(m, x_in, y_out)
-        x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free)
+        out_fifo, take, free_next = self._credits(m, x_in, y_out)
+        x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free_next)
         psums, col_flags = self._array(m, x_row, x_sel, w_writes)
         tag = self._row_tags(m, x_in, take)
         self._output(m, out_fifo, y_out, psums, col_flags, tag, platform)
@@ -335,7 +335,8 @@ class MXU(wiring.Component):
 
     def _credits(self, m, x_in, y_out):
         """The output FIFO and the credit count: free FIFO slots not promised to rows in
-        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the count.
+        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the
+        count's next value.
 
         A ``y`` transfer returns its credit through a register by the output (``returned``),
         so the count sits by the controller that reads it and only that register's wire
@@ -345,12 +346,13 @@ class MXU(wiring.Component):
         returned = Signal()  # a y row left last cycle
         produces = 1 if not self.acc_depth else x_in.payload.last
         take = Signal()      # an x row is accepted
-        m.d.comb += take.eq(x_in.valid & x_in.ready)
-        m.d.sync += [returned.eq(y_out.valid & y_out.ready), free.eq(free - (take & produces) + returned)]
+        free_next = Signal.like(free)
+        m.d.comb += [take.eq(x_in.valid & x_in.ready), free_next.eq(free - (take & produces) + returned)]
+        m.d.sync += [returned.eq(y_out.valid & y_out.ready), free.eq(free_next)]
         self.internals.fifo, self.internals.free, self.internals.returned = out_fifo, free, returned
-        return out_fifo, take, free
+        return out_fifo, take, free_next
 
-    def _controller(self, m, w_in, x_in, take, free):
+    def _controller(self, m, w_in, x_in, take, free_next):
         """Weights go into the shadow buffer; a swap row makes it active (``x.ready`` waits
         for a complete shadow tile and a credit). Returns the rows entering the array (after
         input conversion), the buffer tag of the accepted row and the weight-write registers."""
@@ -367,10 +369,16 @@ class MXU(wiring.Component):
         # be: the controller's accept logic starts at a flip-flop rather than at the drain
         # count's compare (a placed 8x8 array's critical path).
         w_open = Signal(init=1)
+        # x.ready likewise: two registers, loaded with what the credit count and the shadow
+        # state will be, and the row's swap bit select between them. The count's compare
+        # and the shadow gate before the accept set a placed 12x12's clock (into the active
+        # buffer's enable, across the die).
+        credit = Signal(init=1)      # a credit is free
+        swap_open = Signal()         # a credit is free and the shadow tile complete
         drain_next, full_next = Signal.like(drain), Signal()
         m.d.comb += [
             swap.eq(x_in.payload.swap | ~started),
-            x_in.ready.eq((free != 0) & (shadow_full | ~swap)),
+            x_in.ready.eq(select(swap, swap_open, credit)),
             swapping.eq(take & swap),
             w_in.ready.eq(w_open),
             w_take.eq(w_in.valid & w_open),
@@ -379,7 +387,8 @@ class MXU(wiring.Component):
         ]
         # drain_next == 0, without the swap's multiplexer in the way:
         drained = ~swapping & (drain <= 1) if self.drain_cycles else 1
-        m.d.sync += [drain.eq(drain_next), shadow_full.eq(full_next), w_open.eq(~full_next & drained)]
+        m.d.sync += [drain.eq(drain_next), shadow_full.eq(full_next), w_open.eq(~full_next & drained),
+                     credit.eq(free_next != 0), swap_open.eq((free_next != 0) & full_next)]
         with m.If(w_take):
             m.d.sync += load_row.eq(Mux(load_row == k_rows - 1, 0, load_row + 1))
         with m.If(swapping):
@@ -392,7 +401,8 @@ class MXU(wiring.Component):
         self.internals.w_writes = w_writes
         x_sel = Signal()      # the buffer the accepted row multiplies with
         m.d.comb += x_sel.eq(active ^ swap)
-        self.internals.__dict__.update(active=active, started=started, shadow_full=shadow_full, load_row=load_row,
+        self.internals.__dict__.update(credit=credit, swap_open=swap_open,
+                                       active=active, started=started, shadow_full=shadow_full, load_row=load_row,
                                        drain=drain, w_open=w_open)
         return x_row, x_sel, w_writes
 

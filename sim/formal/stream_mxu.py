@@ -206,8 +206,9 @@ class MXUHarness(wiring.Component):
         m.d.comb += h.producing.eq(h.take & (mxu.x.payload.last if mxu.acc_depth else 1))
         h.outstanding = Signal(range(mxu.fifo_depth + 1))
         m.d.sync += h.outstanding.eq(h.outstanding + h.producing - h.give)
-        m.d.comb += [Assert(mxu.internals.free + mxu.internals.returned + h.outstanding == mxu.fifo_depth,
-                            "credits miscounted"),
+        st = mxu.internals
+        m.d.comb += [Assert(st.free + st.returned + h.outstanding == mxu.fifo_depth, "credits miscounted"),
+                     Assert(st.credit == (st.free != 0)), Assert(st.swap_open == ((st.free != 0) & st.shadow_full)),
                      Assert(~mxu.y.valid | (h.outstanding != 0), "a y row without an x row")]
 
     def _swap_rule(self, m, h):
