@@ -27,6 +27,7 @@ from golden.rounding import Rounding
 from . import array_timing, timing
 from .adder import FPAdder
 from .board import Board
+from .ecp5_dsp import MODEL
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .floorplan import script_paths, write_scripts
@@ -77,13 +78,16 @@ _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
 _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
                 "max_stages: multiplier 9, fp32 adder 21 (23 with sr), SR unit 4)")
+_DSP = Param("dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
+             "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
+             "simulated with the model written beside it (" + MODEL.name + ")")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
         Param("out_fmt", "format", "fp32", "result format (default fp32)"),
         Param("rounding", "rounding", "rne", f"{_ROUND} (default rne)"),
         Param("sr_bits", "optional-int", None, "random bits for sr, 1..32 (default: all discarded bits)"),
-        _STAGES), "floating-point multiplier"),
+        _STAGES, _DSP), "floating-point multiplier"),
     "add": Unit("add", FPAdder, "fpadd", (
         Param("fmt", "format", "fp32", f"operand and result format: {_FMT} (default fp32)"),
         Param("rounding", "rounding", "rne", f"{_ROUND} (default rne)"),
@@ -93,7 +97,7 @@ UNITS = {
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
         Param("acc_fmt", "format", "fp32", "the format whose range classifies the product, holding it exactly "
               "(default fp32)"),
-        _STAGES), "exact product as a raw float (the fused processing element's multiplier)"),
+        _STAGES, _DSP), "exact product as a raw float (the fused processing element's multiplier)"),
     "product_add": Unit("product_add", ProductAdder, "fpprodadd", (
         Param("in_fmt", "format", "bf16", f"the product's operand format: {_FMT} (default bf16)"),
         Param("acc_fmt", "format", "fp32", "operand a's and the sum's format (default fp32)"),
@@ -124,7 +128,8 @@ UNITS = {
               "control fields), m_axis_y_* (default off: w__*, x__*, y__*)"),
         Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or "
               "column[:w=W][,sticky][,anchor=bound]: a W-bit fixed-point window per column (W 16..48 for bf16, "
-              "default 26), rounded once at the array's edge (docs/semantics.md)")),
+              "default 26), rounded once at the array's edge (docs/semantics.md)"),
+        _DSP),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
@@ -173,6 +178,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append("axis")
         if component.accumulator is not None:
             parts.append(component.accumulator.key)
+        if component.dsp != "inferred":
+            parts.append(f"{component.dsp}dsp")
         return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
@@ -181,6 +188,8 @@ def module_name(unit: Unit, component) -> str:
     parts = [unit.prefix, *map(_name_part, fmts), rounding, f"s{component.latency}"]
     if unit.key == "rounder" and component.rand_bits is not None:
         parts.append("rng" if component.rng else "ext")
+    if getattr(component, "dsp", "inferred") != "inferred":
+        parts.append(f"{component.dsp}dsp")
     return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts))
 
 
@@ -233,6 +242,8 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["anchor_wait"] = component.anchor_wait
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
+    if getattr(component, "dsp", "inferred") == "ecp5":
+        facts["sim_sources"] = [MODEL.name]         # the simulators' model of the instantiated block
     if timing is not None:
         facts["timing"] = timing
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
@@ -250,7 +261,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
     waivers) into ``out_dir``;
     an MXU's also its synthesis scripts (``floorplan.write_scripts``) and a top that measures
-    its clock (``fmax_top.write_top``)."""
+    its clock (``fmax_top.write_top``); a design with an instantiated MULT18X18D also the
+    simulators' model of it (the manifest's ``sim_sources``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
@@ -258,6 +270,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
     write_text(out_dir / f"{name}.vlt", verilator_config(text, name))
+    for source in facts.get("sim_sources", []):
+        write_text(out_dir / source, MODEL.read_text())
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))
@@ -475,6 +489,7 @@ def main(argv=None) -> int:
         v_path, j_path = emit(unit, component, values, args.out_dir, timing=facts)
         scripts = [*script_paths(component.rows, component.cols, v_path.stem, args.out_dir),
                    *top_paths(v_path.stem, args.out_dir)] if isinstance(component, MXU) else []
+        scripts += [args.out_dir / s for s in json.loads(j_path.read_text()).get("sim_sources", [])]
         print(f"wrote {v_path}, {j_path.name}, {v_path.stem}_inst.v, {v_path.stem}.vlt"
               + "".join(f", {s.name}" for s in scripts))
         if facts is not None and "predicted_mhz" not in facts:       # an array (hdl.array_timing)

@@ -9,9 +9,10 @@ from golden.formats import BF16, FP32
 from golden.ops import multiply_sr_bits
 from golden.rounding import Rounding
 
+from .ecp5_dsp import dsp_param, ecp5_multiply
 from .float import FloatLayout, significand
 from .params import format_param, rounding_param
-from .pipeline import Delay, select
+from .pipeline import Delay, delayed, select
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit
 
@@ -36,14 +37,20 @@ class FPMultiplier(ArithmeticUnit):
         product (so the ``*`` sits alone between two registers, as a hard multiplier wants
         it), after normalisation, the rounder's, output, input; then a second register at the
         significands and after the product (the DSP's wires in a large array: 8 and 9).
+    dsp : str
+        ``inferred`` (default): the significand product is a ``*`` that synthesis maps.
+        ``ecp5``: an instantiated ECP5 MULT18X18D whose own input registers are the
+        significands' first register and whose output register is the product's
+        (hdl/ecp5_dsp.py; ``in_fmt`` at most 18 significand bits); the same bits and latency.
 
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
     """
 
     def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
-                 sr_bits=None, stages=0):
+                 sr_bits=None, stages=0, dsp="inferred"):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.out_fmt = format_param("out_fmt", out_fmt)
+        self.dsp = dsp_param(dsp, self.in_fmt)
         self.rounding = rounding_param(rounding)
         rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
         super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self._result_shape(),
@@ -86,23 +93,38 @@ class FPMultiplier(ArithmeticUnit):
         # A register of the significands' own (not shared with the classification) can sit
         # next to the DSP: measured on ECP5, the shared one cost 1.5 ns of routing. It holds
         # the mantissas; the hidden bits join after it (``significand``).
-        v = cut(m, "operands", valid=v["valid"], **{k: v[k] for k in rand},
-                man_a=a.mantissa, man_b=b.mantissa, exp_a=a.exponent, exp_b=b.exponent,
+        mantissas = {"man_a": a.mantissa, "man_b": b.mantissa} if self.dsp == "inferred" else {}
+        v = cut(m, "operands", valid=v["valid"], **{k: v[k] for k in rand}, **mantissas,
+                exp_a=a.exponent, exp_b=b.exponent,
                 sign=a.sign ^ b.sign, nan=a.is_nan | b.is_nan | inf_times_zero,
                 invalid=a.is_signalling | b.is_signalling | inf_times_zero,
                 special=any_inf | any_zero, any_inf=any_inf)
+        others = {k: x for k, x in v.items() if k not in ("man_a", "man_b", "exp_a", "exp_b")}
         product = Signal(2 * fi.precision)                     # MSB at 2p-1 or 2p-2
-        m.d.comb += product.eq(significand(fi, v["man_a"]) * significand(fi, v["man_b"]))
-        v = cut(m, "product", product=product, exp_sum=v["exp_a"] + v["exp_b"],
-                **{k: x for k, x in v.items() if k not in ("man_a", "man_b", "exp_a", "exp_b")})
+        if self.dsp == "inferred":
+            m.d.comb += product.eq(significand(fi, v["man_a"]) * significand(fi, v["man_b"]))
+            return self._normalise(m, cut(m, "product", product=product, exp_sum=v["exp_a"] + v["exp_b"], **others))
+        # The block's registers are the first at each cut point; the hidden bits (constants)
+        # join before the block, not through a fabric register.
+        count = self._stages.count
+        sig_a, sig_b = (significand(fi, delayed(m, man, max(count["operands"] - 1, 0), f"operands_{n}_f", self._reset_less))
+                        for n, man in (("man_a", a.mantissa), ("man_b", b.mantissa)))
+        p = ecp5_multiply(m, sig_a, sig_b, input_registers=count["operands"] > 0,
+                          output_register=count["product"] > 0, name="dsp")
+        m.d.comb += product.eq(p[:len(product)])
+        v = cut(m, "product", exp_sum=v["exp_a"] + v["exp_b"], **others)
+        v["product"] = delayed(m, product, max(count["product"] - 1, 0), "product_product_f", self._reset_less)
+        return self._normalise(m, v)
 
-        width = 2 * fi.precision
+    def _normalise(self, m, v) -> dict:
+        """The ``normalised`` cut point's values from the ``product`` cut point's."""
+        fi, width = self.in_fmt, 2 * self.in_fmt.precision
         top = v["product"][width - 1]
         lo, hi = -2 * fi.bias, 2 * fi.exp_max_field - 2 * fi.bias + 1
         exp = Signal(signed(signed_width(lo, hi)))
         m.d.comb += exp.eq(v["exp_sum"] - 2 * fi.bias + top)
-        return cut(m, "normalised", sig=select(top, v["product"], v["product"] << 1)[:width], exp=exp,
-                   **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
+        return self._stages.cut(m, "normalised", sig=select(top, v["product"], v["product"] << 1)[:width],
+                                exp=exp, **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
 
     def elaborate(self, platform):
         m = Module()

@@ -38,6 +38,7 @@ from golden.rounding import Rounding
 from golden.column import accumulator_param
 
 from .adder import FPAdder
+from .ecp5_dsp import dsp_param
 from .float import FloatLayout
 from .output_fifo import LATENCY as FIFO_LATENCY
 from .output_fifo import OutputFIFO
@@ -96,11 +97,16 @@ class MXU(wiring.Component):
         pipeline's delay model to be no slower than the elements); with ``g=G`` a
         ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
         fresh window (``point_latency`` cycles).
+    dsp : str
+        ``inferred`` (default): each element's significand product is a ``*`` that synthesis
+        maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
+        registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
+        ``hdl.build`` writes beside it); the same bits and latency.
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
                  sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
-                 accumulator=None):
+                 accumulator=None, dsp="inferred"):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
@@ -129,6 +135,7 @@ class MXU(wiring.Component):
                 raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
                                                            fused_pe, self.accumulator, self.rows)
+        self.dsp = dsp_param(dsp, self.in_fmt)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
@@ -613,7 +620,7 @@ class MXU(wiring.Component):
         """One of the array's (identical) processing elements, unelaborated."""
         return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
                                  add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulator,
-                                 terms=self.rows)
+                                 terms=self.rows, dsp=self.dsp)
 
     def instance_processing_elements(self, module: str, reset: bool) -> None:
         """Elaborate each processing element as an instance of the Verilog module ``module``

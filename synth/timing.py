@@ -47,6 +47,8 @@ UNITS = {
     **{f"pe_colw{w}": (f"MXU PE, column accumulator, W={w}", None) for w in (16, 20, 24, 26, 28, 32)},
     **{f"pe_colw{w}b": (f"MXU PE, column accumulator, W={w}, bound anchor", None) for w in (24, 26, 28, 30, 32)},
     **{f"colround_w{w}": (f"column rounder, W={w}", None) for w in (24, 26, 28)},
+    **{f"pe_colw{w}b_regdsp": (f"MXU PE, column accumulator, W={w}, bound anchor, MULT18X18D registers", None)
+       for w in (26, 28)},
 }
 #: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).
 COLUMN_TERMS = 16
@@ -67,13 +69,14 @@ PLAN = {
              ("colround_w26", 3), ("colround_w26", 5), ("colround_w24", 5), ("colround_w28", 5),
              ("pe_colw26b", (4, 4)), ("pe_colw28b", (4, 4)), ("pe_colw24b", (4, 4)), ("pe_colw30b", (4, 4)),
              ("pe_colw28b", (4, 3)), ("pe_colw28b", (4, 2)), ("pe_colw26b", (5, 4)), ("pe_colw26b", (6, 4)),
-             ("pe_colw26b", (7, 4)), ("pe_colw28b", (6, 4)), ("pe_colw26b", (3, 3)), ("pe_colw26b", (4, 2))],
+             ("pe_colw26b", (7, 4)), ("pe_colw28b", (6, 4)), ("pe_colw26b", (3, 3)), ("pe_colw26b", (4, 2)),
+             ("pe_colw26b_regdsp", (4, 4)), ("pe_colw26b_regdsp", (4, 3)), ("pe_colw28b_regdsp", (4, 4))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
-                                      "float", "params", "mxu_pe", "product", "product_adder",
+                                      "float", "params", "mxu_pe", "product", "product_adder", "ecp5_dsp",
                                       "xorshift", "window_adder", "window_rounder")),
             "golden/formats.py", "golden/column.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
@@ -94,13 +97,14 @@ def component(kind: str, stages):
     if kind.startswith(("pe_colw", "colround_w")):
         from golden.column import ColumnAccumulator
         from hdl.window_rounder import WindowRounder
-        width, bound = re.fullmatch(r".*w(\d+)(b?)", kind).groups()
+        width, bound, dsp = re.fullmatch(r".*w(\d+)(b?)(_regdsp)?", kind).groups()
         window = ColumnAccumulator(window=int(width), anchor="bound" if bound else "running")
         if kind.startswith("colround"):
             return (WindowRounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
-        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS)
-        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}"
+        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS,
+                               dsp="ecp5" if dsp else "inferred")
+        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}" + "_ecp5dsp" * bool(dsp)
     if kind.startswith("pe"):
         fused = kind.startswith("pe_fused")
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], fused=fused)

@@ -127,8 +127,12 @@ def test_golden_matmul_with_a_column_accumulator_is_bit_exact_on_the_rtl(precisi
 COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=20")
 
 
-#: The bound anchor: the tree of the row's exponents pipelined into the multiplier's stages.
+#: The bound anchor: the tree of the row's exponents a register per level (3 levels over 5
+#: rows, 2 during the multiplier's 3 stages: a cycle of anchor_wait).
 BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
+#: The published element (m4a4, W=26, bound anchor) with its products in instantiated ECP5
+#: MULT18X18D blocks, their own registers in use, simulated with hdl/ecp5_mult18x18d_sim.v.
+ECP5_DSP = dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound", dsp="ecp5")
 
 
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
@@ -138,9 +142,9 @@ GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w
 GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="column:w=18,g=2,anchor=bound")
 
 
-@pytest.mark.parametrize("params", [COLUMN, BOUND, pytest.param(GROUPED, marks=pytest.mark.thorough),
+@pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, pytest.param(GROUPED, marks=pytest.mark.thorough),
                                     pytest.param(GROUPED_BOUND, marks=pytest.mark.thorough)],
-                         ids=["running", "bound", "points", "points-bound"])
+                         ids=["running", "bound", "bound-ecp5-dsp", "points", "points-bound"])
 def test_column_accumulator_stream_matches_golden(params):
     report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
     assert report["transfers"] == report["golden_rows"] == 3000

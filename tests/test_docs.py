@@ -386,6 +386,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --only pe_colw26b:4x4,pe_colw28b:4x4,pe_colw26:4x4,colround_w26:5 --seeds 1,2,3":
         Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_colw26b,pe_colw28b --seeds 1,2,3": Entry(SLOW),
+    "python -m synth.timing --only pe_colw26b_regdsp:4x4 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     # docs/mxu-pnr.md: the column accumulator's array
     _COLUMN_4X4: Entry(FAST),
     _COLUMN_16X1: Entry(FAST),

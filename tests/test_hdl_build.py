@@ -19,7 +19,7 @@ from hdl.verilator_config import WAIVERS, verilator_config
 from hdl.window_adder import WindowAdder
 from hdl.xorshift import Xorshift32
 from sim.testbenches import runner
-from sim.configs import CONFIGS, DEEP, MXUS
+from sim.configs import CONFIGS, DEEP, ECP5_DSP, MXUS
 
 
 def _cli(*args, cwd):
@@ -117,6 +117,9 @@ def test_list_and_help(tmp_path):
      "term must be one of product, rounded, not 'sum'"),
     (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),
+    (lambda: MXU(rows=2, cols=2, dsp="xilinx"), "dsp must be one of inferred, ecp5, not 'xilinx'"),
+    (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", dsp="ecp5"),
+     r"dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
 ])
 def test_bad_parameters_name_the_parameter(make, message):
     with pytest.raises((TypeError, ValueError), match=message):
@@ -150,13 +153,16 @@ def test_stages_split_the_longest_segment_first():
 #: products into fp32 and positive for fp8 ones (two ways of writing the add).
 BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound")),
               ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
+#: Instantiated MULT18X18D blocks, linted with their simulation model.
+ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound",
+                              dsp="ecp5"))]
 
 
 #: The 8x8 MXU's lint (half a minute): with ``--thorough``.
 LINTED_MXUS = [pytest.param(c, marks=pytest.mark.thorough) if c[1].get("rows") == 8 else c for c in MXUS]
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + [("board", {})],
+@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + ECP5_DSP[:1] + ECP5_DSP_MXUS + [("board", {})],
                          ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall NAME.vlt NAME.v: no warning with the waivers written beside the Verilog."""

@@ -11,7 +11,7 @@ import pytest
 
 from hdl.build import UNITS, module_name
 from sim.testbenches import runner
-from sim.configs import CONFIGS, DEEP, STAGES, every_depth
+from sim.configs import CONFIGS, DEEP, ECP5_DSP, STAGES, every_depth
 
 VECTORS = 2000
 
@@ -60,9 +60,20 @@ def pytest_generate_tests(metafunc):
     if "config" in metafunc.fixturenames:
         runs = simulator_runs(CONFIGS, metafunc.config.getoption("--every-simulator"))
         metafunc.parametrize("simulator, config", runs, ids=[f"{s}-{_id(c)}" for s, c in runs])
+    if "dsp_config" in metafunc.fixturenames:
+        # Each simulator once by default, the other two with --thorough.
+        runs = [pytest.param(runner.SIMULATORS[i % 2], c, marks=[pytest.mark.thorough] if i >= 2 else [],
+                             id=f"{runner.SIMULATORS[i % 2]}-{_id(c)}") for i, c in enumerate(ECP5_DSP)]
+        metafunc.parametrize("simulator, dsp_config", runs)
     if "deep_config" in metafunc.fixturenames:
         configs = every_depth() if metafunc.config.getoption("--every-depth") else DEEP
         metafunc.parametrize("deep_config", configs, ids=_id)
+
+
+def test_ecp5_dsp_matches_golden(simulator, dsp_config, scale):
+    """The MULT18X18D's registers as the multiplier's (``sim.configs.ECP5_DSP``), simulated
+    with hdl/ecp5_mult18x18d_sim.v."""
+    _simulate(simulator, *dsp_config, scale)
 
 
 def test_deep_pipelines_match_golden(deep_config, scale):

@@ -224,6 +224,8 @@ def compile_unit(unit_key: str, params: dict, prepare, *, verilog=None) -> tuple
         v_path.write_text(verilog(v_path.read_text()))
     manifest = json.loads(j_path.read_text())
     text, top, shim = prepare(manifest, v_path.read_text())
+    # The models of instantiated blocks (hdl.build writes them beside the Verilog) in the same file.
+    text += "".join((v_path.parent / s).read_text() for s in manifest.get("sim_sources", []))
     top = top or name
     key = hashlib.sha256("\0".join([text, shim, *VERILATOR_FLAGS, *CXX_FLAGS]).encode())
     folder = COMPILED_ROOT / f"{name}_{key.hexdigest()[:16]}"

@@ -135,7 +135,9 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
     name, build_dir, v_path, manifest_path, facts = _design(unit_key, params, BUILD_ROOT / simulator, tag,
                                                             verilog, netlist)
     build_dir.mkdir(parents=True, exist_ok=True)
-    sources, includes, defines = [v_path], [], {}
+    # The models of instantiated blocks (hdl.build writes them beside the Verilog) first.
+    sources = [*(v_path.parent / s for s in facts.get("sim_sources", [])), v_path]
+    includes, defines = [], {}
     runner = get_runner(simulator)
     if facts.get("netlist"):
         models, folder = gates.cell_models(facts["netlist"], build_dir)
@@ -245,13 +247,16 @@ def _public_ports(facts: dict, build_dir: Path) -> Path:
 
 
 def lint(v_path: Path) -> list[str]:
-    """``verilator --lint-only -Wall NAME.vlt NAME.v`` with the waivers ``hdl.build`` writes
-    beside the Verilog (``hdl.verilator_config``): every warning and error it reports."""
+    """``verilator --lint-only -Wall NAME.vlt [MODELS] NAME.v`` with the waivers ``hdl.build``
+    writes beside the Verilog (``hdl.verilator_config``) and the models of the blocks it
+    instantiates (the manifest's ``sim_sources``): every warning and error it reports."""
     folder = verilator_bin()
     if folder is None:
         raise RuntimeError(available("verilator"))
+    facts = json.loads(v_path.with_suffix(".json").read_text()) if v_path.with_suffix(".json").exists() else {}
+    models = [str(v_path.parent / s) for s in facts.get("sim_sources", [])]
     proc = subprocess.run([str(folder / "verilator"), "--lint-only", "-Wall", "-Wno-fatal", "--quiet",
-                           str(v_path.with_suffix(".vlt")), str(v_path)], capture_output=True, text=True)
+                           str(v_path.with_suffix(".vlt")), *models, str(v_path)], capture_output=True, text=True)
     problems = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("%")]
     if proc.returncode and not problems:
         problems.append(f"verilator exited with status {proc.returncode}")
