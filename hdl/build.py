@@ -78,7 +78,7 @@ _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
 _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
                 "max_stages: multiplier 9, fp32 adder 21 (23 with sr), SR unit 4)")
-_DSP = Param("dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
+_DSP = Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
              "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
              "simulated with the model written beside it (" + MODEL.name + ")")
 UNITS = {
@@ -178,8 +178,8 @@ def module_name(unit: Unit, component) -> str:
             parts.append("axis")
         if component.accumulator is not None:
             parts.append(component.accumulator.key)
-        if component.dsp != "inferred":
-            parts.append(f"{component.dsp}dsp")
+        if component.mul_dsp != "inferred":
+            parts.append(f"{component.mul_dsp}dsp")
         return "_".join(parts)
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
@@ -188,8 +188,8 @@ def module_name(unit: Unit, component) -> str:
     parts = [unit.prefix, *map(_name_part, fmts), rounding, f"s{component.latency}"]
     if unit.key == "rounder" and component.rand_bits is not None:
         parts.append("rng" if component.rng else "ext")
-    if getattr(component, "dsp", "inferred") != "inferred":
-        parts.append(f"{component.dsp}dsp")
+    if getattr(component, "mul_dsp", "inferred") != "inferred":
+        parts.append(f"{component.mul_dsp}dsp")
     return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts))
 
 
@@ -242,7 +242,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["anchor_wait"] = component.anchor_wait
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
-    if getattr(component, "dsp", "inferred") == "ecp5":
+    if getattr(component, "mul_dsp", "inferred") == "ecp5":
         facts["sim_sources"] = [MODEL.name]         # the simulators' model of the instantiated block
     if timing is not None:
         facts["timing"] = timing

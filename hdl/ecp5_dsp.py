@@ -3,7 +3,7 @@
 Yosys maps a ``*`` onto a MULT18X18D without its registers: the operands then come from
 fabric flip-flops and the product goes to fabric flip-flops, and on the LFE5U-85F-6 that
 multiply alone runs at 147 MHz (route in, 3.9 ns through the block, route out), where with
-the block's input registers it runs at 200 MHz (docs/timing.md). ``dsp="ecp5"`` on a
+the block's input registers it runs at 200 MHz (docs/timing.md). ``mul_dsp="ecp5"`` on a
 multiplier instantiates the block with its registers at the multiplier's ``operands`` and
 ``product`` cut points. Yosys ships no simulation model of the block: ``MODEL`` is ours,
 for the parameter values used here only (unsigned operands, parallel inputs, ``CLK0``,
@@ -31,9 +31,9 @@ def dsp_param(value, in_fmt) -> str:
     """``value`` checked: one of ``DSPS``, and ``ecp5`` only for an ``in_fmt`` whose
     significands fit the block's operands."""
     if value not in DSPS:
-        raise ValueError(f"dsp must be one of {', '.join(DSPS)}, not {value!r}")
+        raise ValueError(f"mul_dsp must be one of {', '.join(DSPS)}, not {value!r}")
     if value == "ecp5" and in_fmt.precision > WIDTH:
-        raise ValueError(f"dsp='ecp5' needs in_fmt with at most {WIDTH} significand bits (a MULT18X18D's "
+        raise ValueError(f"mul_dsp='ecp5' needs in_fmt with at most {WIDTH} significand bits (a MULT18X18D's "
                          f"operand), not {in_fmt.name} ({in_fmt.precision})")
     return value
 

@@ -37,7 +37,7 @@ class FPMultiplier(ArithmeticUnit):
         product (so the ``*`` sits alone between two registers, as a hard multiplier wants
         it), after normalisation, the rounder's, output, input; then a second register at the
         significands and after the product (the DSP's wires in a large array: 8 and 9).
-    dsp : str
+    mul_dsp : str
         ``inferred`` (default): the significand product is a ``*`` that synthesis maps.
         ``ecp5``: an instantiated ECP5 MULT18X18D whose own input registers are the
         significands' first register and whose output register is the product's
@@ -47,10 +47,10 @@ class FPMultiplier(ArithmeticUnit):
     """
 
     def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
-                 sr_bits=None, stages=0, dsp="inferred"):
+                 sr_bits=None, stages=0, mul_dsp="inferred"):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.out_fmt = format_param("out_fmt", out_fmt)
-        self.dsp = dsp_param(dsp, self.in_fmt)
+        self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
         self.rounding = rounding_param(rounding)
         rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
         super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self._result_shape(),
@@ -93,7 +93,7 @@ class FPMultiplier(ArithmeticUnit):
         # A register of the significands' own (not shared with the classification) can sit
         # next to the DSP: measured on ECP5, the shared one cost 1.5 ns of routing. It holds
         # the mantissas; the hidden bits join after it (``significand``).
-        mantissas = {"man_a": a.mantissa, "man_b": b.mantissa} if self.dsp == "inferred" else {}
+        mantissas = {"man_a": a.mantissa, "man_b": b.mantissa} if self.mul_dsp == "inferred" else {}
         v = cut(m, "operands", valid=v["valid"], **{k: v[k] for k in rand}, **mantissas,
                 exp_a=a.exponent, exp_b=b.exponent,
                 sign=a.sign ^ b.sign, nan=a.is_nan | b.is_nan | inf_times_zero,
@@ -101,7 +101,7 @@ class FPMultiplier(ArithmeticUnit):
                 special=any_inf | any_zero, any_inf=any_inf)
         others = {k: x for k, x in v.items() if k not in ("man_a", "man_b", "exp_a", "exp_b")}
         product = Signal(2 * fi.precision)                     # MSB at 2p-1 or 2p-2
-        if self.dsp == "inferred":
+        if self.mul_dsp == "inferred":
             m.d.comb += product.eq(significand(fi, v["man_a"]) * significand(fi, v["man_b"]))
             return self._normalise(m, cut(m, "product", product=product, exp_sum=v["exp_a"] + v["exp_b"], **others))
         # The block's registers are the first at each cut point; the hidden bits (constants)

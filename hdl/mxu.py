@@ -97,7 +97,7 @@ class MXU(wiring.Component):
         pipeline's delay model to be no slower than the elements); with ``g=G`` a
         ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
         fresh window (``point_latency`` cycles).
-    dsp : str
+    mul_dsp : str
         ``inferred`` (default): each element's significand product is a ``*`` that synthesis
         maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
         registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
@@ -106,7 +106,7 @@ class MXU(wiring.Component):
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
                  sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
-                 accumulator=None, dsp="inferred"):
+                 accumulator=None, mul_dsp="inferred"):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
@@ -135,7 +135,7 @@ class MXU(wiring.Component):
                 raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
                                                            fused_pe, self.accumulator, self.rows)
-        self.dsp = dsp_param(dsp, self.in_fmt)
+        self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
@@ -620,7 +620,7 @@ class MXU(wiring.Component):
         """One of the array's (identical) processing elements, unelaborated."""
         return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
                                  add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulator,
-                                 terms=self.rows, dsp=self.dsp)
+                                 terms=self.rows, mul_dsp=self.mul_dsp)
 
     def instance_processing_elements(self, module: str, reset: bool) -> None:
         """Elaborate each processing element as an instance of the Verilog module ``module``

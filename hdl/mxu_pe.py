@@ -20,21 +20,21 @@ __all__ = ["ProcessingElement", "check_pe_stages", "late_sum", "pe_units"]
 
 
 def pe_units(in_fmt, acc_fmt, fused: bool, mul_stages: int = 0, add_stages: int = 0, accumulator=None,
-             terms: int = 1, dsp: str = "inferred"):
+             terms: int = 1, mul_dsp: str = "inferred"):
     """``(multiplier, adder)`` of a processing element: ``ExactProduct`` and ``ProductAdder``
     (``fused``), or ``FPMultiplier`` and ``FPAdder``; with a column ``accumulator``,
-    ``ExactProduct`` and ``WindowAdder`` (a window of up to ``terms`` products). ``dsp``:
+    ``ExactProduct`` and ``WindowAdder`` (a window of up to ``terms`` products). ``mul_dsp``:
     the multiplier's (``FPMultiplier``)."""
     if accumulator is not None:
         if not fused:
             raise ValueError("a column accumulator needs fused processing elements (fused_pe=True)")
-        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, dsp=dsp),
+        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp),
                 WindowAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=accumulator, terms=terms,
                             late_sum=late_sum(accumulator), stages=add_stages))
     if fused:
-        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, dsp=dsp),
+        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp),
                 ProductAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=add_stages))
-    return FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages, dsp=dsp), FPAdder(fmt=acc_fmt, stages=add_stages)
+    return FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp), FPAdder(fmt=acc_fmt, stages=add_stages)
 
 
 def late_sum(accumulator) -> bool:
@@ -89,12 +89,12 @@ class ProcessingElement(wiring.Component):
     below) ``psum_latency`` cycles after ``anchor_in``. Otherwise ``sum_wait`` is 0 and
     ``psum_latency`` is ``add_stages + 1``.
 
-    ``dsp="ecp5"``: the multiplier's significand product in an instantiated MULT18X18D with
+    ``mul_dsp="ecp5"``: the multiplier's significand product in an instantiated MULT18X18D with
     its own registers (``FPMultiplier``); the same bits and latency.
     """
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
-                 terms=1, dsp="inferred"):
+                 terms=1, mul_dsp="inferred"):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         self.fused = check_fused(fused)
@@ -102,8 +102,8 @@ class ProcessingElement(wiring.Component):
         mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, fused,
                                                  accumulator, terms)
         self.mul, self.add = pe_units(self.in_fmt, self.acc_fmt, fused, mul_stages, add_stages, accumulator, terms,
-                                      dsp)
-        self.dsp = self.mul.dsp
+                                      mul_dsp)
+        self.mul_dsp = self.mul.mul_dsp
         self.accumulator = accumulator
         self.add_stages = add_stages
         w = self.in_fmt.width

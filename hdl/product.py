@@ -39,7 +39,7 @@ class ExactProduct(FPMultiplier):
     stages : int
         Register stages, 0..``max_stages``, at the multiplier's cut points up to
         ``normalised``, then ``output`` (after the range check).
-    dsp : str
+    mul_dsp : str
         ``inferred`` or ``ecp5``, as ``FPMultiplier``'s.
 
     Ports: in ``a``, ``b``, ``valid_in``; out ``result`` (``raw_product_layout``), ``flags``,
@@ -48,12 +48,12 @@ class ExactProduct(FPMultiplier):
 
     _reset_less = True
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, dsp="inferred"):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, mul_dsp="inferred"):
         in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
         check_exact_products(in_fmt, acc_fmt)
         if not acc_fmt.ieee:
             raise ValueError(f"acc_fmt must have infinities (not finite or saturating), not {acc_fmt}")
-        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, dsp=dsp)
+        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, mul_dsp=mul_dsp)
 
     @property
     def acc_fmt(self) -> FloatFormat:

@@ -44,11 +44,11 @@ DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", st
         ("add", dict(fmt="bf16", rounding="sr-half", stages=8)), ("add", dict(rounding="rne", stages=9)),
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
 
-#: The significand product in an instantiated ECP5 MULT18X18D (``dsp="ecp5"``): its input and
+#: The significand product in an instantiated ECP5 MULT18X18D (``mul_dsp="ecp5"``): its input and
 #: output registers at each depth that uses them, the product exact, rounded, stochastic.
-ECP5_DSP = [("mul", dict(stages=4, dsp="ecp5")), ("mul", dict(in_fmt="fp8_e4m3", out_fmt="fp32", stages=9, dsp="ecp5")),
-            ("mul", dict(out_fmt="bf16", rounding="sr", stages=1, dsp="ecp5")),
-            ("mul", dict(in_fmt="fp16", out_fmt="fp16", rounding="rne", stages=2, dsp="ecp5"))]
+ECP5_DSP = [("mul", dict(stages=4, mul_dsp="ecp5")), ("mul", dict(in_fmt="fp8_e4m3", out_fmt="fp32", stages=9, mul_dsp="ecp5")),
+            ("mul", dict(out_fmt="bf16", rounding="sr", stages=1, mul_dsp="ecp5")),
+            ("mul", dict(in_fmt="fp16", out_fmt="fp16", rounding="rne", stages=2, mul_dsp="ecp5"))]
 
 
 def every_depth() -> list:

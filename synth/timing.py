@@ -103,7 +103,7 @@ def component(kind: str, stages):
             return (WindowRounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
         pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS,
-                               dsp="ecp5" if dsp else "inferred")
+                               mul_dsp="ecp5" if dsp else "inferred")
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}" + "_ecp5dsp" * bool(dsp)
     if kind.startswith("pe"):
         fused = kind.startswith("pe_fused")

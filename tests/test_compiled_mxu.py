@@ -132,7 +132,7 @@ COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=
 BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
 #: The published element (m4a4, W=26, bound anchor) with its products in instantiated ECP5
 #: MULT18X18D blocks, their own registers in use, simulated with hdl/ecp5_mult18x18d_sim.v.
-ECP5_DSP = dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound", dsp="ecp5")
+ECP5_DSP = dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5")
 
 
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window

