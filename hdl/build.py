@@ -240,6 +240,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["psum_latency"] = component.psum_latency
         facts["sum_wait"] = component.sum_wait
         facts["anchor_wait"] = component.anchor_wait
+        facts["result_register"] = component.result_register
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     if getattr(component, "mul_dsp", "inferred") == "ecp5":

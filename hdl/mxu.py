@@ -226,11 +226,19 @@ class MXU(wiring.Component):
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * psum_latency + mul_stages +
-        sum_wait + round_stages + cols + points * point_latency + anchor_wait`` (the entry
-        register, skew, processing elements, normalisation points, column rounders, de-skew,
-        the bound anchor's wait)."""
+        sum_wait + round_stages + result_register + cols + points * point_latency +
+        anchor_wait`` (the entry register, skew, processing elements, normalisation points,
+        column rounders and their result registers, de-skew, the bound anchor's wait)."""
         return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
-                + self.sum_wait + self.round_stages + self.cols + self.anchor_wait)
+                + self.sum_wait + self.round_stages + self.result_register + self.cols + self.anchor_wait)
+
+    @property
+    def result_register(self) -> int:
+        """Registers after each column's ``WindowRounder`` (0 without a column accumulator):
+        1, so that the output FIFO's block RAM takes its write data from a flip-flop, not
+        from the rounder's last logic (a placed 12x12's clock: the last column has no
+        de-skew register)."""
+        return int(self.accumulator is not None)
 
     @property
     def anchor_wait(self) -> int:
@@ -547,7 +555,8 @@ class MXU(wiring.Component):
             elif window is not None:
                 m.d.comb += column[0].psum_in.eq(window)
             self._points(m, column, window, j)
-        # De-skew: column j waits cols - 1 - j cycles (after its rounder, with a column accumulator).
+        # De-skew: column j waits cols - 1 - j cycles (after its rounder and the rounder's
+        # result register, with a column accumulator).
         psums, col_flags = [], []
         for j in range(n_cols):
             out, flags = pes[-1][j].psum_out, pes[-1][j].flags_out
@@ -555,6 +564,10 @@ class MXU(wiring.Component):
                 m.submodules[f"col_round{j}"] = rounder = self.column_rounder()
                 m.d.comb += [rounder.a.eq(out), rounder.flags_in.eq(flags), rounder.valid_in.eq(1)]
                 out, flags = rounder.result, rounder.flags
+                if self.result_register:
+                    r, f = Signal(self.acc_fmt.width, name=f"rounded{j}"), Signal(5, name=f"rounded{j}_flags")
+                    m.d.sync += [r.eq(out), f.eq(flags)]
+                    out, flags = r, f
             for d in range(n_cols - 1 - j):
                 r, f = Signal(self.acc_fmt.width, name=f"deskew{j}_{d}"), Signal(5, name=f"deskew{j}_{d}_flags")
                 m.d.sync += [r.eq(out), f.eq(flags)]

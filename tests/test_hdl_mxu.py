@@ -98,16 +98,17 @@ def test_mxu_options_are_checked_and_described():
     mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
     assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (30, 25, 32, 21)
     # A bound anchor's row maximum over 12 rows: 4 compare levels, 3 of them during the
-    # multiplier's 4 stages, so the rows wait a cycle (latency 52 + 1). Over 5 rows at m3:
-    # 3 levels, 2 during the multiplier; latency 31 needs 33 credits: 64.
+    # multiplier's 4 stages, so the rows wait a cycle; the rounders' result registers one
+    # more (latency 52 + 2). Over 5 rows at m3: 3 levels, 2 during the multiplier; latency 32
+    # needs 34 credits: 64.
     bound = MXU(rows=12, cols=12, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound")
-    assert (bound.anchor_wait, bound.latency, bound.drain_cycles) == (1, 53, 2 * 11 + 11 + 1)
+    assert (bound.anchor_wait, bound.result_register, bound.latency, bound.drain_cycles) == (1, 1, 54, 2 * 11 + 11 + 1)
     small = MXU(rows=5, cols=5, mul_stages=3, add_stages=4, accumulator="column:w=26,anchor=bound")
-    assert (small.anchor_wait, small.latency, small.fifo_depth) == (1, 31, 64)
+    assert (small.anchor_wait, small.latency, small.fifo_depth) == (1, 32, 64)
     # Normalisation points after rows 2 and 4 of 5: each point_latency cycles in the formulas.
     points = MXU(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2")
     assert (points.point_rows, points.round_stages, points.point_latency) == ([2, 4], 2, 5)
-    assert (points.array_latency, points.drain_cycles) == (5 * 2 + 1 + 2 + 2 + 2 * 5, 4 * 2 + 2 * 5 + 1)
+    assert (points.array_latency, points.drain_cycles) == (5 * 2 + 1 + 2 + 1 + 2 + 2 * 5, 4 * 2 + 2 * 5 + 1)
     assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
 

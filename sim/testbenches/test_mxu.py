@@ -48,7 +48,8 @@ class Setup:
         group = getattr(accumulator_param("accumulator", self.accumulator), "group", 0)
         points = (self.k - 1) // group if group else 0
         self.array_latency = (self.k * cfg.manifest["psum_latency"] + p["mul_stages"] + cfg.manifest["sum_wait"]
-                              + cfg.manifest["round_stages"] + points * cfg.manifest["point_latency"] + self.n)
+                              + cfg.manifest["round_stages"] + cfg.manifest["result_register"]
+                              + points * cfg.manifest["point_latency"] + self.n + cfg.manifest["anchor_wait"])
 
     def x_word(self, row, swap=0, addr=0, first=1, last=1):
         """The ``x`` payload: ``data``, then ``swap``, then ``addr``, ``first``, ``last``."""
