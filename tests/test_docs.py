@@ -399,6 +399,9 @@ COMMANDS: dict[str, Entry] = {
     _COLUMN_12X12.format(a=4): Entry(SLOW),     # writes the 12x12's files (12 s)
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
         Entry(SLOW, before=_COLUMN_12X12.format(a=4)),
+    _COLUMN_12X12.format(a=4) + " --mul-dsp ecp5": Entry(SLOW),     # the same with the MULT18X18D's registers
+    "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a4_colw26b_ecp5dsp.json --seeds 1,2,3":
+        Entry(SLOW, before=_COLUMN_12X12.format(a=4) + " --mul-dsp ecp5"),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
