@@ -178,9 +178,7 @@ def module_name(unit: Unit, component) -> str:
             parts.append("axis")
         if component.accumulator is not None:
             parts.append(component.accumulator.key)
-        if component.mul_dsp != "inferred":
-            parts.append(f"{component.mul_dsp}dsp")
-        return "_".join(parts)
+        return "_".join(parts + _dsp_part(component))
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:
@@ -188,9 +186,13 @@ def module_name(unit: Unit, component) -> str:
     parts = [unit.prefix, *map(_name_part, fmts), rounding, f"s{component.latency}"]
     if unit.key == "rounder" and component.rand_bits is not None:
         parts.append("rng" if component.rng else "ext")
-    if getattr(component, "mul_dsp", "inferred") != "inferred":
-        parts.append(f"{component.mul_dsp}dsp")
-    return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts))
+    return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts + _dsp_part(component)))
+
+
+def _dsp_part(component) -> list[str]:
+    """The module name's part for an instantiated multiplier block (``ecp5dsp``), if any."""
+    dsp = getattr(component, "mul_dsp", "inferred")
+    return [] if dsp == "inferred" else [f"{dsp}dsp"]
 
 
 def to_verilog(component, name: str) -> str:
