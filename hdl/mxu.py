@@ -1,4 +1,5 @@
-"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md).
+"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md;
+its control, bound anchor and output side: hdl/mxu_control.py, mxu_anchor.py, mxu_output.py).
 
 Streams (``amaranth.lib.stream``, valid/ready):
 
@@ -27,31 +28,27 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value, signed, unsigned
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, unsigned
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from golden.column import accumulator_param
 from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
-from golden.rounding import Rounding
-
-from golden.column import accumulator_param
 
 from .adder import FPAdder
 from .ecp5_dsp import dsp_param
-from .float import FloatLayout
-from .output_fifo import LATENCY as FIFO_LATENCY
-from .output_fifo import OutputFIFO
+from .mxu_anchor import column_anchors
+from .mxu_control import controller, credits, row_tags
+from .mxu_output import output
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .normalisation_point import NormalisationPoint, point_add_stages
-from .rounder import signed_width
+from .output_fifo import LATENCY as FIFO_LATENCY
 from .params import check_exact_products, format_param, int_param, rounding_param
-from .pipeline import delayed, select
-from .stochastic_rounder import StochasticRounder
+from .pipeline import delayed
 from .timing import segments, unused
 from .window_adder import check_accumulator
 from .window_rounder import WindowRounder
-from .xorshift import Xorshift32
 
 __all__ = ["MXU"]
 
@@ -246,12 +243,12 @@ class MXU(wiring.Component):
         without ``anchor=bound``): the maximum takes a register per compare level, and of its
         ``ceil(log2(rows))`` levels ``max(mul_stages, 1) - 1`` fit while the product is
         computed."""
-        if not self._bound_anchor:
+        if not self.bound_anchor:
             return 0
-        return max(0, self._row_max_levels - (max(self.mul_stages, 1) - 1))
+        return max(0, self.row_max_levels - (max(self.mul_stages, 1) - 1))
 
     @property
-    def _row_max_levels(self) -> int:
+    def row_max_levels(self) -> int:
         """Compare levels of the tree that finds the row's largest exponent."""
         return (self.rows - 1).bit_length()
 
@@ -310,18 +307,6 @@ class MXU(wiring.Component):
         point_latency + cols - 1 + anchor_wait``)."""
         return self._row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
 
-    def _converted(self, m, values, name):
-        """``values`` (a payload array) as ``in_fmt`` encodings, RNE from ``acc_fmt`` if asked."""
-        if not self.convert_inputs:
-            return list(values)
-        out = []
-        for i, value in enumerate(values):
-            conv = StochasticRounder(in_fmt=self.acc_fmt, out_fmt=self.in_fmt, rounding=Rounding.NEAREST_EVEN)
-            m.submodules[f"{name}_convert{i}"] = conv
-            m.d.comb += [conv.a.eq(value), conv.valid_in.eq(1)]
-            out.append(conv.result)
-        return out
-
     def _stream_ports(self, m):
         """The ``w``, ``x``, ``y`` streams, wired to the AXI4-Stream ports if asked."""
         if not self.axi_stream:
@@ -341,181 +326,19 @@ class MXU(wiring.Component):
         # The control state, for formal harnesses (sim.formal.stream_mxu) to state invariants over.
         self.internals = SimpleNamespace()
         w_in, x_in, y_out = self._stream_ports(m)
-        out_fifo, take, free_next = self._credits(m, x_in, y_out)
-        x_row, x_sel, w_writes = self._controller(m, w_in, x_in, take, free_next)
-        psums, col_flags = self._array(m, x_row, x_sel, w_writes)
-        tag = self._row_tags(m, x_in, take)
-        self._output(m, out_fifo, y_out, psums, col_flags, tag, platform)
+        out_fifo, take, free_next = credits(self, m, x_in, y_out)
+        x_row, x_sel, w_writes, tile_bounds = controller(self, m, w_in, x_in, take, free_next)
+        psums, col_flags = self._array(m, x_row, x_sel, w_writes, tile_bounds)
+        tag = row_tags(self, m, x_in, take)
+        output(self, m, out_fifo, y_out, psums, col_flags, tag, platform)
         return m
 
-    def _credits(self, m, x_in, y_out):
-        """The output FIFO and the credit count: free FIFO slots not promised to rows in
-        flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the
-        count's next value.
-
-        A ``y`` transfer returns its credit through a register by the output (``returned``),
-        so the count sits by the controller that reads it and only that register's wire
-        crosses the die (a placed 12x12's clock was set by the count's route to ``x.ready``)."""
-        m.submodules.fifo = out_fifo = OutputFIFO(width=self.cols * self.out_fmt.width, depth=self.fifo_depth)
-        free = Signal(range(self.fifo_depth + 1), init=self.fifo_depth)
-        returned = Signal()  # a y row left last cycle
-        produces = 1 if not self.acc_depth else x_in.payload.last
-        take = Signal()      # an x row is accepted
-        free_next = Signal.like(free)
-        m.d.comb += [take.eq(x_in.valid & x_in.ready), free_next.eq(free - (take & produces) + returned)]
-        m.d.sync += [returned.eq(y_out.valid & y_out.ready), free.eq(free_next)]
-        self.internals.fifo, self.internals.free, self.internals.returned = out_fifo, free, returned
-        return out_fifo, take, free_next
-
-    def _controller(self, m, w_in, x_in, take, free_next):
-        """Weights go into the shadow buffer; a swap row makes it active (``x.ready`` waits
-        for a complete shadow tile and a credit). Returns the rows entering the array (after
-        input conversion), the buffer tag of the accepted row and the weight-write registers."""
-        k_rows = self.rows
-        active = Signal()            # the buffer new rows multiply with
-        shadow_full = Signal()       # `rows` rows accepted: w waits for a swap
-        started = Signal()           # a tile has been swapped in since reset
-        load_row = Signal(range(k_rows))
-        drain = Signal(range(self.drain_cycles + 1))
-        swap = Signal()
-        swapping = Signal()          # a swap row is accepted
-        w_take = Signal()
-        # w.ready is a register, loaded with what the drain count and the shadow state will
-        # be: the controller's accept logic starts at a flip-flop rather than at the drain
-        # count's compare (a placed 8x8 array's critical path).
-        w_open = Signal(init=1)
-        # x.ready likewise: two registers, loaded with what the credit count and the shadow
-        # state will be, and the row's swap bit select between them. The count's compare
-        # and the shadow gate before the accept set a placed 12x12's clock (into the active
-        # buffer's enable, across the die).
-        credit = Signal(init=1)      # a credit is free
-        swap_open = Signal()         # a credit is free and the shadow tile complete
-        drain_next, full_next = Signal.like(drain), Signal()
-        m.d.comb += [
-            swap.eq(x_in.payload.swap | ~started),
-            x_in.ready.eq(select(swap, swap_open, credit)),
-            swapping.eq(take & swap),
-            w_in.ready.eq(w_open),
-            w_take.eq(w_in.valid & w_open),
-            drain_next.eq(select(swapping, self.drain_cycles, select(drain == 0, 0, drain - 1))),
-            full_next.eq(~swapping & (shadow_full | (w_take & (load_row == k_rows - 1)))),
-        ]
-        # drain_next == 0, without the swap's multiplexer in the way:
-        drained = ~swapping & (drain <= 1) if self.drain_cycles else 1
-        m.d.sync += [drain.eq(drain_next), shadow_full.eq(full_next), w_open.eq(~full_next & drained),
-                     credit.eq(free_next != 0), swap_open.eq((free_next != 0) & full_next)]
-        with m.If(w_take):
-            m.d.sync += load_row.eq(Mux(load_row == k_rows - 1, 0, load_row + 1))
-        with m.If(swapping):
-            m.d.sync += [active.eq(~active), started.eq(1)]
-        w_row = self._converted(m, w_in.payload, "w")
-        x_row = self._converted(m, x_in.payload.data, "x")
-        w_writes = self._weight_writes(m, w_take, load_row, ~active, w_row)
-        if self._bound_anchor:
-            self._tile_bounds = self._column_exponent_bounds(m, w_writes[0], w_row)
-        self.internals.w_writes = w_writes
-        x_sel = Signal()      # the buffer the accepted row multiplies with
-        m.d.comb += x_sel.eq(active ^ swap)
-        self.internals.__dict__.update(credit=credit, swap_open=swap_open,
-                                       active=active, started=started, shadow_full=shadow_full, load_row=load_row,
-                                       drain=drain, w_open=w_open)
-        return x_row, x_sel, w_writes
-
     @property
-    def _bound_anchor(self) -> bool:
+    def bound_anchor(self) -> bool:
+        """Whether the column accumulator's anchor is ``bound`` (hdl/mxu_anchor.py)."""
         return self.accumulator is not None and self.accumulator.anchor == "bound"
 
-    def _exponent_field(self, value):
-        """``value``'s exponent field if it is finite and nonzero (after DAZ), else 0."""
-        u = FloatLayout(self.in_fmt)(value)
-        ordinary = ~(u.is_zero_daz | u.is_inf | u.is_nan)
-        return u.exponent & ordinary.replicate(self.in_fmt.exp_bits)
-
-    def _column_exponent_bounds(self, m, first_writes, w_row):
-        """Per weight buffer and column, the largest exponent field of the tile's column
-        (``_exponent_field``), kept while the tile is loaded into the shadow buffer:
-        ``bounds[buf][j]``.
-
-        Each column's maximum follows its first weight-write register (``first_writes[j]``,
-        the row's write a cycle after it is accepted) with the row's exponent field
-        registered beside it, so the compare starts at flip-flops by the column rather than
-        at the ``w`` port (the column 4x4's critical path). The bound then lands when the
-        row's weights land in PE row 0, before a swap row can read it there."""
-        # Registers one bit narrower than the anchor's offset sum (their upper bits zero):
-        # that sum is then one bit wider than its operand, which Verilator's -Wall accepts
-        # (_column_anchors); synthesis drops the constant bits.
-        width = self._anchor_bound_shape.width - 1
-        bounds = [[Signal(width, name=f"tile_bound{b}_{j}") for j in range(self.cols)] for b in (0, 1)]
-        for j, (write, value) in enumerate(zip(first_writes, w_row)):
-            e = Signal(width, name=f"w_exp{j}")
-            m.d.sync += e.eq(self._exponent_field(value))
-            for b in (0, 1):
-                with m.If(write.we & (write.buf == b)):     # buffer b is the shadow
-                    m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
-        return bounds
-
-    @property
-    def _anchor_bound_shape(self):
-        """A tile column's largest exponent field plus the anchor's offset (signed)."""
-        return signed(signed_width(self._anchor_offset, self.in_fmt.exp_max_field + self._anchor_offset))
-
-    @property
-    def _anchor_offset(self) -> int:
-        """What the bound anchor adds to the two exponent fields: ``1 + acc bias - 2 * in bias``."""
-        return 1 + self.acc_fmt.bias - 2 * self.in_fmt.bias
-
-    def _column_anchors(self, m, x_row, pes):
-        """With a bound anchor, each column's window at the top of the array: ``exp`` is
-        the anchor of golden.column's ``bound``: the row's largest exponent field plus the
-        tile column's (read when the row reaches the column, as its weights are), minus
-        twice the input bias, plus one and ``acc_fmt``'s bias, clipped. The window arrives
-        with the element's product, ``mul_stages`` cycles after ``x`` enters.
-
-        The row's maximum is a tree over ``x_row`` as it is accepted (before the entry
-        register, a cycle ahead of the elements), a register after each compare level (two
-        levels in one cycle set a placed 12x12's clock): the levels beyond the multiplier's
-        stages are ``anchor_wait``. Every column has a register of its own after the tree's
-        root: the root sits by
-        the rows, a column's anchor by its first element (a placed 10x10's critical path
-        ran from the root to PE (0, 0) in one cycle). The offset joins the tile's bound
-        long before the row's maximum arrives: one add after the root. Returns one psum
-        input per column."""
-        fi, fa = self.in_fmt, self.acc_fmt
-        level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
-        m.d.comb += [e.eq(self._exponent_field(x)) for e, x in zip(level, x_row)]
-        anchored = max(self.mul_stages, 1) - 1      # cycles after x enters to the anchor's add
-        for d in range(1, self._row_max_levels + 1):
-            level = [Mux(a > b, a, b) for a, b in zip(level[0::2], level[1::2])] + level[len(level) & ~1:]
-            regs = [Signal(fi.exp_bits, name=f"row_max{d}_{i}") for i in range(len(level))]
-            m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
-            level = regs
-        row_max = level[0]
-        offset = self._anchor_offset
-        anchors = []
-        for j in range(self.cols):
-            field = Mux(pes[0][j].sel_in, self._tile_bounds[1][j], self._tile_bounds[0][j])
-            bound = Signal(self._anchor_bound_shape, name=f"col_bound{j}")
-            # A negative offset as the subtraction of its magnitude: an unsigned operand plus a
-            # signed constant would be two bits wider than the operand.
-            m.d.comb += bound.eq(field + offset if offset >= 0 else field - -offset)
-            bound = delayed(m, bound, anchored, f"col_bound{j}_")
-            # row_max is levels - anchor_wait - 1 cycles behind the entry: delay it to column j's add.
-            row_max_j = delayed(m, row_max, j + anchored + self.anchor_wait + 1 - self._row_max_levels,
-                                f"row_bound{j}_")
-            raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
-            m.d.comb += raw.eq(row_max_j + bound)
-            top = fa.exp_max_field - 1
-            anchor = select(raw[-1], 0, select(raw > top, Const(top, fa.exp_bits), raw[:fa.exp_bits]))
-            window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
-            m.d.comb += window.exp.eq(anchor)
-            if self.mul_stages:
-                r = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}_r")
-                m.d.sync += r.eq(window)
-                window = r
-            anchors.append(window)
-        return anchors
-
-    def _array(self, m, x_row, x_sel, w_writes):
+    def _array(self, m, x_row, x_sel, w_writes, tile_bounds):
         """The processing elements with their entry, skew and de-skew registers; advances
         every cycle. Returns each column's partial sum and flags as they leave, aligned."""
         k_rows, n_cols = self.rows, self.cols
@@ -541,10 +364,10 @@ class MXU(wiring.Component):
                              pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
                 if above is not None and not fed:
                     m.d.comb += pe.psum_in.eq(above.psum_out)
-                elif above is None and not self._bound_anchor:
+                elif above is None and not self.bound_anchor:
                     m.d.comb += pe.psum_in.eq(0)            # +0, or the empty window
                 x, sel = pe.x_out, pe.sel_out
-        tops = self._column_anchors(m, x_row, pes) if self._bound_anchor else [None] * n_cols
+        tops = column_anchors(self, m, x_row, pes, tile_bounds) if self.bound_anchor else [None] * n_cols
         for j, window in enumerate(tops):
             column = [pes[k][j] for k in range(k_rows)]
             if window is not None and self._element.late_sum:
@@ -592,43 +415,6 @@ class MXU(wiring.Component):
                          point.anchor.eq(anchor),
                          column[k].psum_in.eq(point.result), column[k].flags_in.eq(point.flags)]
 
-    def _row_tags(self, m, x_in, take):
-        """The accepted row's valid (and accumulator control), delayed the array's latency."""
-        tag_layout = data.StructLayout({"valid": 1, **({"addr": self.acc_addr_width, "first": 1, "last": 1}
-                                                      if self.acc_depth else {})})
-        tag = Signal(tag_layout)
-        m.d.comb += tag.valid.eq(take)
-        if self.acc_depth:
-            m.d.comb += [tag.addr.eq(x_in.payload.addr), tag.first.eq(x_in.payload.first),
-                         tag.last.eq(x_in.payload.last)]
-        for d in range(self.array_latency):
-            r = Signal(tag_layout, name=f"tag_{d}")
-            m.d.sync += r.eq(tag)
-            tag = r
-        return tag
-
-    def _output(self, m, out_fifo, y_out, psums, col_flags, tag, platform):
-        """Rows leaving the array: accumulate, round, into the FIFO, flags into the sticky
-        registers; ``y`` from a register after the FIFO."""
-        leave = Signal()      # a y row enters the FIFO
-        m.d.comb += leave.eq(tag.valid & (tag.last if self.acc_depth else 1))
-        row_flags = [Mux(tag.valid, f, 0) for f in col_flags]
-        if self.acc_depth:
-            results, acc_flags = self._accumulate(m, psums, tag, platform)
-            row_flags = [f | a for f, a in zip(row_flags, acc_flags)]
-        else:
-            results = psums
-        rounded, round_flags = self._round_outputs(m, results, leave)
-        row_flags = [f | Mux(leave, r, 0) for f, r in zip(row_flags, round_flags)]
-        for j in range(self.cols):
-            m.d.sync += self.flags[j].eq(Mux(self.flags_clear, 0, self.flags[j]) | row_flags[j])
-        m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
-        # y leaves from the FIFO's head register in the fabric, not from its memory (block
-        # RAM on large arrays, whose read data arrives ~6 ns after the clock on ECP5), and
-        # y.ready never reaches the memory's read (hdl/output_fifo.py).
-        m.d.comb += [y_out.valid.eq(out_fifo.r.valid), y_out.payload.eq(out_fifo.r.payload),
-                     out_fifo.r.ready.eq(y_out.ready)]
-
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
         return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
@@ -669,30 +455,6 @@ class MXU(wiring.Component):
                                       **connections)
         return ports
 
-    def _weight_writes(self, m, we, row, buf, values):
-        """The weight writes as they travel down each column: ``writes[k][j]``, the
-        registered write (``we``, tile ``row``, buffer ``buf``, ``data``) at PE ``(k, j)``,
-        which stores it when ``row == k``.
-
-        A ``w`` row accepted in cycle ``T`` is at row ``k`` in cycle ``T + 1 + k`` and lands
-        at its end, so every PE's write enable comes from a register beside it, not from one
-        net that reaches every weight register from the controller (that net set the clock
-        of large arrays). A swap row is accepted from the cycle after the tile's last ``w``
-        row on (``shadow_full``) and reaches row ``k`` through the entry register
-        ``1 + k * psum_latency >= 1 + k`` cycles later, when that row's write has landed.
-        """
-        layout = data.StructLayout({"we": 1, "buf": 1, "row": unsigned(max(self.rows - 1, 0).bit_length()),
-                                    "data": self.in_fmt.width})
-        writes = []
-        for k in range(self.rows):
-            stage = []
-            for j, value in enumerate(values):
-                reg = Signal(layout, name=f"wload{k}_{j}")
-                m.d.sync += reg.eq(writes[k - 1][j] if k else Cat(we, buf, row, value))
-                stage.append(reg)
-            writes.append(stage)
-        return writes
-
     def column_rounder(self):
         """One column's ``WindowRounder`` (with a column accumulator), unelaborated."""
         return WindowRounder(**self._window_args(), stages=self.round_stages)
@@ -705,54 +467,3 @@ class MXU(wiring.Component):
     def accumulator_adder(self):
         """One column's accumulator adder (``acc_fmt``, RNE, combinational), unelaborated."""
         return FPAdder(fmt=self.acc_fmt)
-
-    def _accumulate(self, m, psums, tag, platform):
-        """``acc[addr] = y`` (first tile) or ``acc[addr] + y``: ``(results, flags)``, the
-        flags those of the accumulator adds that were used. With platform ``formal``,
-        ``internals.acc_rows`` reads every accumulator row (for a harness's invariants).
-
-        The read-add-write completes in the row's output cycle (asynchronous read, one
-        combinational adder per column), so back-to-back rows to one address need no
-        forwarding.
-        """
-        m.submodules.acc = acc = memory.Memory(
-            shape=data.ArrayLayout(unsigned(self.acc_fmt.width), self.cols), depth=self.acc_depth, init=[])
-        read, write = acc.read_port(domain="comb"), acc.write_port()
-        m.d.comb += [read.addr.eq(tag.addr), write.addr.eq(tag.addr), write.en.eq(tag.valid & ~tag.last)]
-        if platform == "formal":
-            self.internals.acc_rows = []
-            for a in range(self.acc_depth):
-                peek = acc.read_port(domain="comb")
-                m.d.comb += peek.addr.eq(a)
-                self.internals.acc_rows.append(peek.data)
-        sums, flags = [], []
-        for j, psum in enumerate(psums):
-            m.submodules[f"acc_add{j}"] = add = self.accumulator_adder()
-            m.d.comb += [add.a.eq(read.data[j]), add.b.eq(psum), add.valid_in.eq(1)]
-            total = Signal(self.acc_fmt.width, name=f"acc_sum{j}")
-            m.d.comb += [total.eq(Mux(tag.first, psum, add.result)), write.data[j].eq(total)]
-            sums.append(total)
-            flags.append(Mux(tag.valid & ~tag.first, add.flags, 0))
-        return sums, flags
-
-    def _round_outputs(self, m, values, step):
-        """The output rounder lanes: ``(rounded, flags)`` (``values`` and no flags without
-        output rounding). The lanes' xorshift steps on ``step`` (a row enters the FIFO)."""
-        if self.out_rounding is None:
-            return values, [0] * len(values)
-        rand = [None] * self.cols
-        if self.rand_bits is not None:
-            m.submodules.xorshift = xs = Xorshift32(lanes=self.cols)
-            m.d.comb += [xs.seed.eq(self.seed), xs.load.eq(self.seed_load),
-                         xs.next.eq(step)]
-            rand = [xs.value[j][32 - self.rand_bits:] for j in range(self.cols)]
-        out, flags = [], []
-        for j, value in enumerate(values):
-            m.submodules[f"round{j}"] = rounder = StochasticRounder(
-                in_fmt=self.acc_fmt, out_fmt=self.in_fmt, rounding=self.out_rounding, sr_bits=self.sr_bits, rng=False)
-            m.d.comb += [rounder.a.eq(value), rounder.valid_in.eq(1)]
-            if rand[j] is not None:
-                m.d.comb += rounder.rand.eq(rand[j])
-            out.append(rounder.result)
-            flags.append(rounder.flags)
-        return out, flags
