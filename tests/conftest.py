@@ -10,6 +10,9 @@ from golden.tools.cli import build_dir
 
 # Hypothesis keeps its examples in the build folder, with everything else the tests write.
 set_hypothesis_home_dir(build_dir("hypothesis").absolute())
+# Compiled models (sim.compiled) built at -O0 unless asked otherwise: the C++ compile is most of
+# a short run's time (sim.compiled.model.cxx_flags); the CLIs the tests start inherit it.
+os.environ.setdefault("ARITH_CXX_OPT", "-O0")
 
 
 #: Largest --scale: 20 million vectors per configuration, already days of simulation.

@@ -166,3 +166,14 @@ def test_fp8_saturation_mutant_is_caught():
     plan = exhaustive.plan_of("mul", FP8[2], chunk=1 << 16)
     result = check_chunk(plan, 0, verilog=_saturating_to_nan)
     assert result["mismatches"] > 1000
+
+
+def test_cxx_level_comes_from_the_environment_and_is_checked(monkeypatch):
+    from sim.compiled.model import cxx_flags
+    monkeypatch.setenv("ARITH_CXX_OPT", "-O3")
+    assert cxx_flags()[0] == "-O3"
+    monkeypatch.delenv("ARITH_CXX_OPT")
+    assert cxx_flags()[0] == "-O2"
+    monkeypatch.setenv("ARITH_CXX_OPT", "-Ofast")
+    with pytest.raises(ValueError, match="ARITH_CXX_OPT must be one of -O0, -O1, -O2, -O3, not '-Ofast'"):
+        cxx_flags()
