@@ -6,7 +6,10 @@ bits, hard multipliers). ``Stages(n, cuts)`` puts ``n`` registers where they min
 largest register-to-register delay (the FloPoCo / cvfpu approach): every added stage
 shortens the critical path until each segment between two neighbouring cut points has its
 own stage. The first cut point is the unit's inputs, the last its outputs; registers there
-only help when the surrounding logic is combinational, so they are used last. Past one
+only help when the surrounding logic is combinational, so they are used last: the outputs'
+first, or the inputs' first (``inputs_first``) in a unit whose outputs run down a chain
+that each of its registers lengthens by a cycle per link while one at its inputs costs one
+cycle in all (a column element's late partial sum). Past one
 register per cut point, ``routes`` (cut points whose values travel to or from a hard block,
 such as a DSP multiplier) take a second register each, in order: in a large placed design
 the wire to a block that sits in a fixed row of the die then gets a cycle of its own.
@@ -97,10 +100,12 @@ class Stages:
         Registers carry no reset but ``valid``'s: in an array, a flip-flop without set/reset
         packs into any slice (an FPGA slice's flip-flops share one clock enable and one
         set/reset; a placer short of slices whose control set suits a flip-flop fails).
+    inputs_first : bool
+        The first spare register at the inputs rather than at the outputs.
     """
 
     def __init__(self, stages: int, cuts: list[tuple[str, Delay]], routes: tuple[str, ...] = (),
-                 fine: tuple[str, ...] = (), reset_less: bool = False):
+                 fine: tuple[str, ...] = (), reset_less: bool = False, inputs_first: bool = False):
         self.reset_less = reset_less
         self.names = [name for name, _ in cuts]
         self.delays = [delay for _, delay in cuts[1:]]
@@ -115,8 +120,9 @@ class Stages:
         for t in _place(costs, interior):
             self.count[self.names[coarse[t]]] = 1
         spare = self.stages - interior
-        self.count[self.names[-1]] += spare >= 1
-        self.count[self.names[0]] += spare >= 2
+        edges = (self.names[0], self.names[-1]) if inputs_first else (self.names[-1], self.names[0])
+        self.count[edges[0]] += spare >= 1
+        self.count[edges[1]] += spare >= 2
         for name in self.routes[:max(0, self.stages - len(coarse))]:
             self.count[name] += 1
         extra = self.stages - len(coarse) - len(self.routes)

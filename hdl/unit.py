@@ -16,14 +16,15 @@ class ArithmeticUnit(wiring.Component):
     registers at the datapath's cut points (``cuts``: ``input`` first, then the unit's own,
     then the shared rounder's ``Rounder.cuts``, ending at ``output``; ``routes``: the cut
     points next to a hard block; ``fine``: the cut points only the deepest pipelines use;
-    see ``pipeline.Stages``; ``reset_less``: registers without reset but ``valid``'s).
+    see ``pipeline.Stages``; ``reset_less``: registers without reset but ``valid``'s;
+    ``inputs_first``: a spare register at the inputs before the outputs).
     Operand and result shapes are widths or layouts."""
 
     def __init__(self, *, operands: dict, result_width, rand_bits: int | None,
                  stages: int, cuts: list, routes: tuple[str, ...] = (), fine: tuple[str, ...] = (),
-                 extra: dict | None = None, reset_less: bool = False):
+                 extra: dict | None = None, reset_less: bool = False, inputs_first: bool = False):
         self.rand_bits = rand_bits
-        self._stages = Stages(stages, cuts, routes, fine, reset_less)
+        self._stages = Stages(stages, cuts, routes, fine, reset_less, inputs_first)
         members = {name: In(width) for name, width in operands.items()}
         members.update(valid_in=In(1), result=Out(result_width), flags=Out(5), valid_out=Out(1))
         members.update(extra or {})

@@ -107,8 +107,10 @@ class WindowAdder(ArithmeticUnit):
         operands = {"a": self.layout, "b": self._term_layout}
         if late_sum:
             operands["anchor"] = unsigned(self.acc_fmt.exp_bits)
+        # With late_sum a register at the outputs is a cycle per row of the column, one at
+        # the inputs (before the add) a cycle in all: the inputs take the first spare one.
         super().__init__(operands=operands, result_width=self.layout, rand_bits=None, stages=stages,
-                         cuts=self._cuts(), reset_less=True)
+                         cuts=self._cuts(), reset_less=True, inputs_first=late_sum)
 
     @property
     def sum_wait(self) -> int:

@@ -145,6 +145,9 @@ def test_stages_split_the_longest_segment_first():
     assert counts == [set(), {"b"}, {"a", "c"}, {"a", "b", "c"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "output"},
                       {"input", "a", "b", "c", "d", "output"}]
     assert [max(d.cost for d in Stages(n, cuts).segments) for n in range(5)] == [9, 5, 3, 3, 3]
+    # inputs_first: the first spare register at the inputs, the second at the outputs.
+    assert [{k for k, n in Stages(n, cuts, inputs_first=True).count.items() if n} for n in (5, 6)] == [
+        {"input", "a", "b", "c", "d"}, {"input", "a", "b", "c", "d", "output"}]
     assert FPAdder(stages=3).latency == 3
     with pytest.raises(ValueError, match="stages must be in 0..6, not 7"):
         Stages(7, cuts)

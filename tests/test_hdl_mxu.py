@@ -103,6 +103,11 @@ def test_mxu_options_are_checked_and_described():
     # needs 34 credits: 64.
     bound = MXU(rows=12, cols=12, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound")
     assert (bound.anchor_wait, bound.result_register, bound.latency, bound.drain_cycles) == (1, 1, 54, 2 * 11 + 11 + 1)
+    # A fifth add stage registers the product before the compare (a cycle in all), not the
+    # partial sum after the add (a cycle per row); a sixth takes that too.
+    assert [(a.sum_wait, a.psum_latency, a.latency) for a in (
+        MXU(rows=12, cols=12, mul_stages=4, add_stages=s, accumulator="column:w=26,anchor=bound") for s in (5, 6))] \
+        == [(4, 2, 55), (4, 3, 67)]
     small = MXU(rows=5, cols=5, mul_stages=3, add_stages=4, accumulator="column:w=26,anchor=bound")
     assert (small.anchor_wait, small.latency, small.fifo_depth) == (1, 32, 64)
     # Normalisation points after rows 2 and 4 of 5: each point_latency cycles in the formulas.
