@@ -43,6 +43,9 @@ DEEP = [("mul", dict(stages=9)), ("mul", dict(out_fmt="bf16", rounding="rne", st
         ("add", dict(rounding="rne", stages=21)), ("add", dict(rounding="sr", stages=17)),
         ("add", dict(fmt="bf16", rounding="sr-half", stages=8)), ("add", dict(rounding="rne", stages=9)),
         ("rounder", dict(stages=4)), ("rounder", dict(rounding="rne", stages=1))]
+#: Those run without ``--thorough``: a register at every interior cut point of each unit
+#: (multiplier, fp32 adder, SR unit), and the stochastic multiplier and adder.
+DEEP_DEFAULT = [DEEP[0], DEEP[2], DEEP[5], DEEP[6], DEEP[9]]
 
 #: The significand product in an instantiated ECP5 MULT18X18D (``mul_dsp="ecp5"``): its input and
 #: output registers at each depth that uses them, the product exact, rounded, stochastic.
