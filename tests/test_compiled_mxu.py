@@ -130,9 +130,10 @@ COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=
 #: The bound anchor: the tree of the row's exponents a register per level (3 levels over 5
 #: rows, 2 during the multiplier's 3 stages: a cycle of anchor_wait).
 BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
-#: The published element (m4a4, W=26, bound anchor) with its products in instantiated ECP5
+#: The 12x12 column array's element (W=26, bound anchor, m5a5: the selected weight and the
+#: product before the compare registered) with its products in instantiated ECP5
 #: MULT18X18D blocks, their own registers in use, simulated with hdl/ecp5_mult18x18d_sim.v.
-ECP5_DSP = dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5")
+ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5")
 
 
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
