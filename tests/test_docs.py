@@ -368,6 +368,7 @@ COMMANDS: dict[str, Entry] = {
     "pytest --docs-slow -m docs_slow": Entry(SLOW),
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
+    "pytest -n 1 --durations=0": Entry(SLOW, check=_collect_only("pytest -n 1 --durations=0 tests/test_cli.py")),
     # docs/timing.md, docs/timing-elements.md
     "python -m synth.timing --fit": Entry(SLOW),
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
