@@ -59,6 +59,11 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     # be: the controller's accept logic starts at a flip-flop rather than at the drain
     # count's compare (a placed 8x8 array's critical path).
     w_open = Signal(init=1)
+    # The weight writes' own copy of it: their enable reaches every column's first write
+    # register, a fan-out that pulled the controller's flip-flop away from the controller
+    # (a placed 12x12's clock: w.ready -> swap_open). Named wload* so that NAME_keep.ys
+    # keeps Yosys from merging the two (hdl.floorplan.KEEP).
+    wload_open = Signal(init=1)
     # x.ready likewise: two registers, loaded with what the credit count and the shadow
     # state will be, and the row's swap bit select between them. The count's compare
     # and the shadow gate before the accept set a placed 12x12's clock (into the active
@@ -78,6 +83,7 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     # drain_next == 0, without the swap's multiplexer in the way:
     drained = ~swapping & (drain <= 1) if mxu.drain_cycles else 1
     m.d.sync += [drain.eq(drain_next), shadow_full.eq(full_next), w_open.eq(~full_next & drained),
+                 wload_open.eq(~full_next & drained),
                  credit.eq(free_next != 0), swap_open.eq((free_next != 0) & full_next)]
     with m.If(w_take):
         m.d.sync += load_row.eq(Mux(load_row == k_rows - 1, 0, load_row + 1))
@@ -85,14 +91,14 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
         m.d.sync += [active.eq(~active), started.eq(1)]
     w_row = _converted(mxu, m, w_in.payload, "w")
     x_row = _converted(mxu, m, x_in.payload.data, "x")
-    w_writes = _weight_writes(mxu, m, w_take, load_row, ~active, w_row)
+    w_writes = _weight_writes(mxu, m, w_in.valid & wload_open, load_row, ~active, w_row)
     tile_bounds = column_exponent_bounds(mxu, m, w_writes[0], w_row) if mxu.bound_anchor else None
     mxu.internals.w_writes = w_writes
     x_sel = Signal()      # the buffer the accepted row multiplies with
     m.d.comb += x_sel.eq(active ^ swap)
     mxu.internals.__dict__.update(credit=credit, swap_open=swap_open,
                                   active=active, started=started, shadow_full=shadow_full, load_row=load_row,
-                                  drain=drain, w_open=w_open)
+                                  drain=drain, w_open=w_open, wload_open=wload_open)
     return x_row, x_sel, w_writes, tile_bounds
 
 

@@ -310,9 +310,9 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     # A folder per parameter: xdist may run both at once, and each writes its count there.
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep", name.split("_")[0])
     rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
-    # 2x3, no stages: a weight-path register per PE; tags: one per PE, an entry register
-    # per row and row 1's skew register.
-    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:wload* %ci1 %i") == 2 * 3
+    # 2x3, no stages: a weight-path register per PE and the writes' copy of w.ready; tags:
+    # one per PE, an entry register per row and row 1's skew register.
+    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:wload* %ci1 %i") == 2 * 3 + 1
     assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:*sel* %ci1 %i") == 2 * 3 + 2 + 1
 
     class Copies(wiring.Component):

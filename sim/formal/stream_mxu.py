@@ -149,7 +149,7 @@ class _MutantMXU(TagMXU):
             w_take = self.w.valid & self.w.ready
             full_next = ~(self.x.valid & self.x.ready & swap) & (
                 st.shadow_full | (w_take & (st.load_row == self.rows - 1)))
-            m.d.sync += st.w_open.eq(~full_next)
+            m.d.sync += [st.w_open.eq(~full_next), st.wload_open.eq(~full_next)]
         elif self.mutant == "clear":
             with m.If(self.flags_clear):
                 m.d.sync += [f.eq(0) for f in self.flags]
