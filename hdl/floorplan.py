@@ -38,8 +38,10 @@ SITES = [(c + i, f"MULT18_{i}") for c in DSP_COLUMNS for i in (0, 1, 4, 5)]
 #: so does every tag register the same number of cycles from the entry (PE ``(k, j)`` and
 #: ``(k + 1, j - add_stages - 1)``); Yosys merges identical flip-flops, which turns them back
 #: into one net across the array (the 8x8's and 9x9's critical paths). ``keep`` on the cells
-#: stops that (on the wires it does not); ``proc`` first turns Verilog processes into cells.
-KEEP = "proc\nsetattr -set keep 1 w:wload* w:*sel* %u %ci1:+$dff[Q] t:$dff %i"
+#: stops that (on the wires it does not), and only on both cells of a pair: so the
+#: ``w__ready`` register is kept too, beside its copy for the writes (``wload_open``).
+#: ``proc`` first turns Verilog processes into cells.
+KEEP = "proc\nsetattr -set keep 1 w:wload* w:w__ready w:*sel* %u %u %ci1:+$dff[Q] t:$dff %i"
 #: PEs per band above which a band holds more than about a third of the die's logic.
 _BAND_PES = 24
 

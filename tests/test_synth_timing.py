@@ -314,6 +314,8 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     # one per PE, an entry register per row and row 1's skew register.
     assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:wload* %ci1 %i") == 2 * 3 + 1
     assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:*sel* %ci1 %i") == 2 * 3 + 2 + 1
+    # w.ready and the writes' copy stay two registers through Yosys's merging.
+    assert _yosys_count(work, rtlil, KEEP + "\nopt", "t:$dff w:w__ready w:wload_open %u %ci1 %i") == 2
 
     class Copies(wiring.Component):
         a: In(4)
