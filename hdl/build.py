@@ -129,7 +129,9 @@ UNITS = {
         Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or "
               "column[:w=W][,sticky][,anchor=bound]: a W-bit fixed-point window per column (W 16..48 for bf16, "
               "default 26), rounded once at the array's edge (docs/semantics.md)"),
-        _DSP),
+        _DSP,
+        Param("fifo_ram", "str", "block", "the output FIFO's memory: block (default: the synthesis tool's "
+              "choice, block RAM on large arrays) or lut: LUT RAM, off the block RAM's clock-to-out")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
@@ -178,7 +180,7 @@ def module_name(unit: Unit, component) -> str:
             parts.append("axis")
         if component.accumulator is not None:
             parts.append(component.accumulator.key)
-        return "_".join(parts + _dsp_part(component))
+        return "_".join(parts + _dsp_part(component) + (["lutfifo"] if component.fifo_ram == "lut" else []))
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:

@@ -43,7 +43,7 @@ from .mxu_control import controller, credits, row_tags
 from .mxu_output import output
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .normalisation_point import NormalisationPoint, point_add_stages
-from .output_fifo import LATENCY as FIFO_LATENCY
+from .output_fifo import LATENCY as FIFO_LATENCY, ram_param
 from .params import check_exact_products, format_param, int_param, rounding_param
 from .pipeline import delayed
 from .timing import segments, unused
@@ -99,11 +99,15 @@ class MXU(wiring.Component):
         maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
         registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
         ``hdl.build`` writes beside it); the same bits and latency.
+    fifo_ram : str
+        The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
+        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/output_fifo.py):
+        the same bits and latency.
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
                  sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
-                 accumulator=None, mul_dsp="inferred"):
+                 accumulator=None, mul_dsp="inferred", fifo_ram="block"):
         self.rows = int_param("rows", rows, 1, MAX_SIZE)
         self.cols = int_param("cols", cols, 1, MAX_SIZE)
         self.in_fmt = format_param("in_fmt", in_fmt)
@@ -133,6 +137,7 @@ class MXU(wiring.Component):
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
                                                            fused_pe, self.accumulator, self.rows)
         self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
+        self.fifo_ram = ram_param("fifo_ram", fifo_ram)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt

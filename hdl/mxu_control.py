@@ -29,7 +29,8 @@ def credits(mxu, m: Module, x_in, y_out):
     A ``y`` transfer returns its credit through a register by the output (``returned``),
     so the count sits by the controller that reads it and only that register's wire
     crosses the die (a placed 12x12's clock was set by the count's route to ``x.ready``)."""
-    m.submodules.fifo = out_fifo = OutputFIFO(width=mxu.cols * mxu.out_fmt.width, depth=mxu.fifo_depth)
+    m.submodules.fifo = out_fifo = OutputFIFO(width=mxu.cols * mxu.out_fmt.width, depth=mxu.fifo_depth,
+                                                 ram=mxu.fifo_ram)
     free = Signal(range(mxu.fifo_depth + 1), init=mxu.fifo_depth)
     returned = Signal()  # a y row left last cycle
     produces = 1 if not mxu.acc_depth else x_in.payload.last

@@ -17,6 +17,11 @@ read side and the room counter.
 A row written in cycle ``T`` is offered on ``r`` from cycle ``T + 5`` (the level, the read
 decision, the memory's read register, the queue, the head) and then one row per cycle while
 ``r.ready`` stays high.
+
+The memory is block RAM or LUT RAM (``ram``): an ECP5 block RAM's clock-to-out (5.8 ns without
+its output register, which Yosys does not use) plus one route into the queue is a placed
+array's clock near 131 MHz; a LUT RAM reads through a LUT and a multiplexer into a fabric
+register.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from amaranth.lib.wiring import In, Out
 
 from .params import int_param
 
-__all__ = ["LATENCY", "SLOTS", "OutputFIFO"]
+__all__ = ["LATENCY", "SLOTS", "RAMS", "OutputFIFO"]
 
 MAX_WIDTH = 1 << 16
 MAX_DEPTH = 1 << 16
@@ -39,6 +44,10 @@ LATENCY = 5
 SLOTS = 4
 #: Places counted by the room counter: the queue and the head.
 ROOM = SLOTS + 1
+#: The memory's kinds -> the synthesis attributes that ask for it (``ram_style``: Yosys and
+#: Vivado; ``syn_ramstyle``: Synplify, as in Lattice's tools); ``block`` leaves the choice to
+#: the tool (a block RAM on large arrays).
+RAMS = {"block": {}, "lut": {"ram_style": "distributed", "syn_ramstyle": "distributed"}}
 
 
 class OutputFIFO(wiring.Component):
@@ -52,15 +61,19 @@ class OutputFIFO(wiring.Component):
     depth : int
         Memory rows, a power of two 2..65536. A write with ``depth`` rows already in the
         memory is lost, so the writer must count (the MXU's credits never exceed ``depth``).
+    ram : str
+        ``block`` (default: the synthesis tool's choice, block RAM on large arrays) or ``lut``
+        (LUT RAM, ``RAMS``): the same behaviour and latency.
 
     Ports: in ``w_en``, ``w_data`` (``width``); out ``r`` (``lib.stream``, ``width`` bits).
     """
 
-    def __init__(self, *, width, depth):
+    def __init__(self, *, width, depth, ram="block"):
         self.width = int_param("width", width, 1, MAX_WIDTH)
         self.depth = int_param("depth", depth, 2, MAX_DEPTH)
         if depth & (depth - 1):
             raise ValueError(f"depth must be a power of two (2..{MAX_DEPTH}), not {depth}")
+        self.ram = ram_param("ram", ram)
         super().__init__({"w_en": In(1), "w_data": In(width), "r": Out(stream.Signature(width))})
         # The state, made here so that a formal harness can state invariants over it
         # (sim.formal.stream_fifo); with platform "formal", ``peek_data`` is the memory's row at
@@ -70,7 +83,7 @@ class OutputFIFO(wiring.Component):
         # the synthesis tools need not emulate a collision's result: without ``no_rw_check``
         # Yosys registers the write data and muxes it onto the block RAMs' read data (on a
         # 400-bit row, 800 flip-flops and 400 LUTs, the multiplexer in the read data's path).
-        self.storage = memory.Memory(shape=self.width, depth=self.depth, init=[], attrs={"no_rw_check": 1})
+        self.storage = memory.Memory(shape=self.width, depth=self.depth, init=[], attrs={"no_rw_check": 1, **RAMS[ram]})
         self.slots = memory.Memory(shape=self.width, depth=SLOTS, init=[])
         self.peek_addr = Signal(range(self.depth))
         self.peek_data = Signal(self.width)
@@ -137,3 +150,10 @@ class OutputFIFO(wiring.Component):
         with m.If(head_free):
             m.d.sync += [head_valid.eq(queued != 0), head.eq(slot_out.data)]
         return m
+
+
+def ram_param(name: str, value) -> str:
+    """``value`` checked: one of ``RAMS``."""
+    if value not in RAMS:
+        raise ValueError(f"{name} must be one of {', '.join(RAMS)}, not {value!r}")
+    return value

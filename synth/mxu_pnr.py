@@ -38,8 +38,8 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "source", "clock_mhz", "floorplan", "harness",
-           "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan",
+           "harness", "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "tools", "note"]
 #: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
 #: kept too: ``weight path``; before anything was: ``none``).
@@ -133,7 +133,8 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
               "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
               "sync_resets": "inferred" if sync_resets else "none",
               "pe": "fused" if params["fused_pe"] else "generic", "accumulator": accumulator,
-              "mul_dsp": params.get("mul_dsp", "inferred"), "latency": unit.latency, "seed": seed, "tools": tool_versions()}
+              "mul_dsp": params.get("mul_dsp", "inferred"),
+              "fifo_ram": params.get("fifo_ram", "block"), "latency": unit.latency, "seed": seed, "tools": tool_versions()}
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
@@ -163,10 +164,10 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
 
 
 #: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
-KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "source", "clock_mhz", "floorplan", "harness", "keep",
-       "sync_resets", "seed"]
+KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan", "harness",
+       "keep", "sync_resets", "seed"]
 #: The values of columns added later, for the runs made before them.
-BEFORE = {"pe": "generic", "accumulator": "fp32", "mul_dsp": "inferred", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
+BEFORE = {"pe": "generic", "accumulator": "fp32", "mul_dsp": "inferred", "fifo_ram": "block", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
           "sync_resets": "inferred", "seed": 1}
 
 

@@ -119,6 +119,7 @@ def test_list_and_help(tmp_path):
     (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),
     (lambda: MXU(rows=2, cols=2, mul_dsp="xilinx"), "mul_dsp must be one of inferred, ecp5, not 'xilinx'"),
+    (lambda: MXU(rows=2, cols=2, fifo_ram="bram"), "fifo_ram must be one of block, lut, not 'bram'"),
     (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", mul_dsp="ecp5"),
      r"mul_dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
 ])
@@ -224,3 +225,20 @@ def test_manifest_parameters_rebuild_the_same_unit(config, tmp_path):
     _, j_path = emit(UNITS[unit], component, values, tmp_path)
     again, _ = UNITS[unit].build(**json.loads(j_path.read_text())["parameters"])
     assert module_name(UNITS[unit], again) == j_path.stem
+
+
+def test_lut_fifo_is_the_same_design_but_its_memory_attributes():
+    """``fifo_ram="lut"`` changes what synthesis maps the output FIFO's memory onto, nothing
+    the simulators see: its Verilog is the ``block`` one's but for the module names and the
+    two attribute lines (tests/test_hdl_output_fifo.py checks what Yosys does with them)."""
+    from hdl.build import to_verilog
+
+    texts = {}
+    for ram in ("block", "lut"):
+        mxu = MXU(rows=2, cols=2, mul_stages=1, add_stages=1, fifo_ram=ram)
+        name = module_name(UNITS["mxu"], mxu)
+        texts[ram] = to_verilog(mxu, name).replace(name, "NAME")
+    attributes = ['  (* ram_style = "distributed" *)', '  (* syn_ramstyle = "distributed" *)']
+    lines = texts["lut"].splitlines()
+    assert all(a in lines for a in attributes)
+    assert [line for line in lines if line not in attributes] == texts["block"].splitlines()
