@@ -118,13 +118,20 @@ class FPMultiplier(ArithmeticUnit):
 
     def _normalise(self, m, v) -> dict:
         """The ``normalised`` cut point's values from the ``product`` cut point's."""
-        fi, width = self.in_fmt, 2 * self.in_fmt.precision
+        width = 2 * self.in_fmt.precision
         top = v["product"][width - 1]
+        return self._stages.cut(m, "normalised", sig=select(top, v["product"], v["product"] << 1)[:width],
+                                **self._exponent(m, v["exp_sum"], top),
+                                **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
+
+    def _exponent(self, m, exp_sum, top) -> dict:
+        """The ``normalised`` cut point's exponent: ``exp``, the product's, unbiased, from
+        the operands' exponent sum and the product's MSB ``top``."""
+        fi = self.in_fmt
         lo, hi = -2 * fi.bias, 2 * fi.exp_max_field - 2 * fi.bias + 1
         exp = Signal(signed(signed_width(lo, hi)))
-        m.d.comb += exp.eq(v["exp_sum"] - 2 * fi.bias + top)
-        return self._stages.cut(m, "normalised", sig=select(top, v["product"], v["product"] << 1)[:width],
-                                exp=exp, **{k: x for k, x in v.items() if k not in ("product", "exp_sum")})
+        m.d.comb += exp.eq(exp_sum - 2 * fi.bias + top)
+        return {"exp": exp}
 
     def elaborate(self, platform):
         m = Module()
