@@ -38,7 +38,7 @@ class ExactProduct(FPMultiplier):
         ``acc_fmt`` holds every product exactly and has infinities (no saturation).
     stages : int
         Register stages, 0..``max_stages``, at the multiplier's cut points up to
-        ``normalised``, then ``output`` (after the range check).
+        ``normalised`` (the range check before it), then ``output`` (the class and fields).
     mul_dsp : str
         ``inferred`` or ``ecp5``, as ``FPMultiplier``'s.
 
