@@ -82,8 +82,13 @@ class ExactProduct(FPMultiplier):
         low, high = fo.emin + 2 * fi.bias, fo.emax + 2 * fi.bias     # exp_sum + top's range
         biased = Signal(fo.exp_bits)                                  # truncated out of range
         m.d.comb += biased.eq(exp_sum - 2 * fi.bias + fo.bias + top)
-        return {"biased": biased, "tiny": select(top, exp_sum < low - 1, exp_sum < low),
-                "huge": select(top, exp_sum > high - 1, exp_sum > high)}
+        # A bound outside the sum's range is a constant answer, not a compare with a
+        # constant wider than the sum (fp8 products never overflow fp32).
+        largest = (1 << len(exp_sum)) - 1
+        below = lambda c: Const(c > largest) if c <= 0 or c > largest else exp_sum < c
+        above = lambda c: Const(c < 0) if c < 0 or c >= largest else exp_sum > c
+        return {"biased": biased, "tiny": select(top, below(low - 1), below(low)),
+                "huge": select(top, above(high - 1), above(high))}
 
     def elaborate(self, platform):
         m = Module()
