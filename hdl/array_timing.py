@@ -115,7 +115,8 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
     near = below if below and below[0][0] == n else below + above
     ratio = _between(n, [(p[0], p[2]) for p in points])
     cap = _between(n, [(p[0], p[1]) for p in points])
-    return {"mhz": round(min(model * ratio, cap), 1),
+    # Rounded, a prediction never passes the fastest measured array (so a measured figure wins).
+    return {"mhz": min(round(model * ratio, 1), round(cap, 2)),
             "predicted": f"the element's delay model at m{design['mul_stages']}a{design['add_stages']} "
                          f"({model:.1f} MHz) x {ratio:.3f}, the ratio of the measured "
                          f"{' and '.join(p[3] for p in near)} arrays' medians to the model at their depth"
