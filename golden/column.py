@@ -32,7 +32,7 @@ import numpy as np
 from .bits import unpack
 from .formats import FloatFormat
 from .ops import bit_length, multiply
-from .params import int_param
+from .params import choice_param, int_param
 from .rounding import Flags, Rounding, round_raw
 
 __all__ = ["ColumnAccumulator", "SEQUENTIAL", "accumulator_param", "headroom", "reduce_column",
@@ -76,8 +76,7 @@ class ColumnAccumulator:
         int_param("accumulator group", self.group, 0, MAX_TERMS)
         if not isinstance(self.sticky, bool):
             raise TypeError(f"accumulator sticky must be True or False, not {self.sticky!r}")
-        if self.anchor not in ANCHORS:
-            raise ValueError(f"accumulator anchor must be one of {', '.join(ANCHORS)}, not {self.anchor!r}")
+        choice_param("accumulator anchor", self.anchor, ANCHORS)
 
     def __str__(self):
         parts = [f"w={self.window}"] + ([f"g={self.group}"] if self.group else []) + \

@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["int_param", "real_param", "rng_param", "bits_param"]
+__all__ = ["int_param", "real_param", "choice_param", "rng_param", "bits_param"]
 
 
 def int_param(name: str, value, lo: int, hi: int) -> int:
@@ -27,6 +27,15 @@ def real_param(name: str, value, lo: float, hi: float) -> float:
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be in {lo}..{hi}, not {value}")
     return float(value)
+
+
+def choice_param(name: str, value, choices):
+    """``value`` if it is one of ``choices`` (an iterable of names), else a ValueError
+    naming ``name`` and listing them."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, not {value!r}")
+    return value
 
 
 def rng_param(name: str, value) -> np.random.Generator:

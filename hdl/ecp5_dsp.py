@@ -16,6 +16,8 @@ from pathlib import Path
 
 from amaranth.hdl import ClockSignal, Instance, Signal
 
+from .params import choice_param
+
 __all__ = ["DSPS", "MODEL", "dsp_param", "ecp5_multiply"]
 
 #: ``inferred``: a ``*`` (synthesis maps it, no register in the block); ``ecp5``: a MULT18X18D
@@ -30,8 +32,7 @@ WIDTH = 18
 def dsp_param(value, in_fmt) -> str:
     """``value`` checked: one of ``DSPS``, and ``ecp5`` only for an ``in_fmt`` whose
     significands fit the block's operands."""
-    if value not in DSPS:
-        raise ValueError(f"mul_dsp must be one of {', '.join(DSPS)}, not {value!r}")
+    choice_param("mul_dsp", value, DSPS)
     if value == "ecp5" and in_fmt.precision > WIDTH:
         raise ValueError(f"mul_dsp='ecp5' needs in_fmt with at most {WIDTH} significand bits (a MULT18X18D's "
                          f"operand), not {in_fmt.name} ({in_fmt.precision})")

@@ -43,8 +43,8 @@ from .mxu_control import controller, credits, row_tags
 from .mxu_output import output
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .normalisation_point import NormalisationPoint, point_add_stages
-from .output_fifo import LATENCY as FIFO_LATENCY, ram_param
-from .params import check_exact_products, format_param, int_param, rounding_param
+from .output_fifo import LATENCY as FIFO_LATENCY, RAMS as FIFO_RAMS
+from .params import check_exact_products, choice_param, format_param, int_param, rounding_param
 from .pipeline import delayed
 from .timing import segments, unused
 from .window_adder import check_accumulator
@@ -137,7 +137,7 @@ class MXU(wiring.Component):
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
                                                            fused_pe, self.accumulator, self.rows)
         self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
-        self.fifo_ram = ram_param("fifo_ram", fifo_ram)
+        self.fifo_ram = choice_param("fifo_ram", fifo_ram, FIFO_RAMS)
 
         row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
         in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt

@@ -30,7 +30,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import int_param
+from .params import choice_param, int_param
 
 __all__ = ["LATENCY", "SLOTS", "RAMS", "OutputFIFO"]
 
@@ -73,7 +73,7 @@ class OutputFIFO(wiring.Component):
         self.depth = int_param("depth", depth, 2, MAX_DEPTH)
         if depth & (depth - 1):
             raise ValueError(f"depth must be a power of two (2..{MAX_DEPTH}), not {depth}")
-        self.ram = ram_param("ram", ram)
+        self.ram = choice_param("ram", ram, RAMS)
         super().__init__({"w_en": In(1), "w_data": In(width), "r": Out(stream.Signature(width))})
         # The state, made here so that a formal harness can state invariants over it
         # (sim.formal.stream_fifo); with platform "formal", ``peek_data`` is the memory's row at
@@ -150,10 +150,3 @@ class OutputFIFO(wiring.Component):
         with m.If(head_free):
             m.d.sync += [head_valid.eq(queued != 0), head.eq(slot_out.data)]
         return m
-
-
-def ram_param(name: str, value) -> str:
-    """``value`` checked: one of ``RAMS``."""
-    if value not in RAMS:
-        raise ValueError(f"{name} must be one of {', '.join(RAMS)}, not {value!r}")
-    return value

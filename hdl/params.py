@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from golden.formats import format_param
-from golden.params import int_param
+from golden.params import choice_param, int_param
 from golden.rounding import Rounding
 
-__all__ = ["format_param", "rounding_param", "int_param", "check_exact_products"]
+__all__ = ["format_param", "rounding_param", "int_param", "choice_param", "check_exact_products"]
 
 
 def rounding_param(value, allowed=tuple(Rounding), name: str = "rounding") -> Rounding:

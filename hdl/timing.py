@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .params import choice_param
 from .pipeline import Delay
 
 __all__ = ["ARCHES", "MODEL_PATH", "load_model", "segments", "period_ns", "predict_mhz", "unused"]
@@ -44,8 +45,7 @@ def period_ns(delays: list[Delay], coefficients: dict) -> float:
 
 def predict_mhz(component, arch: str, model: dict | None = None) -> float:
     """Predicted Fmax of ``component`` on ``arch`` (``ecp5`` or ``ice40``)."""
-    if arch not in ARCHES:
-        raise ValueError(f"arch must be one of {', '.join(ARCHES)}, not {arch!r}")
+    choice_param("arch", arch, ARCHES)
     model = model or load_model()
     return 1000 / period_ns(segments(component), model[arch])
 

@@ -11,7 +11,7 @@ from golden.formats import BF16, FP32, FloatFormat
 
 from .adder import _halves, _shift_steps
 from .float import FloatLayout
-from .params import check_exact_products, format_param, int_param
+from .params import check_exact_products, choice_param, format_param, int_param
 from .pipeline import Delay
 from .product import raw_product_layout
 from .unit import ArithmeticUnit
@@ -95,9 +95,7 @@ class WindowAdder(ArithmeticUnit):
                  stages=0):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
             in_fmt, acc_fmt, accumulator, terms)
-        if term not in TERMS:
-            raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
-        self.term = term
+        self.term = choice_param("term", term, TERMS)
         if not isinstance(late_sum, bool):
             raise TypeError(f"late_sum must be True or False, not {late_sum!r}")
         if late_sum and self._moving:

@@ -78,28 +78,3 @@ def test_parameters_are_checked():
         OutputFIFO(width=0, depth=4)
     with pytest.raises(ValueError, match="ram must be one of block, lut, not 'bram'"):
         OutputFIFO(width=8, depth=4, ram="bram")
-
-
-@pytest.mark.parametrize("ram, dp16kd", [("block", True), ("lut", False)])
-def test_ram_picks_the_memory_synthesis_maps(ram, dp16kd):
-    """``ram="lut"`` asks for LUT RAM (its read a LUT away, not a block RAM's clock-to-out):
-    Yosys's synth_ecp5 maps a 72-bit, 64-row memory onto DP16KD block RAMs by itself and onto
-    DPR16X4 LUT RAMs when asked."""
-    import subprocess
-    from pathlib import Path
-
-    from amaranth.back import rtlil
-
-    from golden.tools.cli import build_dir
-    from hdl.toolchain import yosys_command
-
-    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
-    work.mkdir(parents=True, exist_ok=True)         # under the checkout: YoWASP tools cannot see /tmp
-    (work / "top.il").write_text(rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top"))
-    (work / "map.ys").write_text("read_rtlil top.il\nsynth_ecp5 -top top\n"
-                                 "tee -q -o bram.txt select -count t:DP16KD\n"
-                                 "tee -q -o lutram.txt select -count t:TRELLIS_DPR16X4\n")
-    subprocess.run([*yosys_command(), "-q", "map.ys"], cwd=work, check=True)
-    bram, lutram = (int((work / f).read_text().split()[0]) for f in ("bram.txt", "lutram.txt"))
-    # Either way the 4-row queue is LUT RAM: 18 of them for 72 bits.
-    assert (bram > 0, lutram > 18) == (dp16kd, not dp16kd), (bram, lutram)

@@ -200,6 +200,10 @@ def test_array_figure_elsewhere_is_the_model_derated_by_the_nearest_sizes(tmp_pa
     assert "2x2 m4a6 and 8x8 m4a6" in mid["predicted"]
     deeper = _figure(tmp_path, runs, dict(rows=8, cols=8, mul_stages=4, add_stages=7), lambda m, a: model((m, a)))
     assert deeper["mhz"] == 110.0 and "at most 110.0 MHz" in deeper["predicted"]
+    # Rounded to 0.1 MHz the cap would read 110.0, past the array measured at 109.96.
+    capped = _figure(tmp_path, [_row((8, 8), (4, 6), 109.96)], dict(rows=8, cols=8, mul_stages=4, add_stages=7),
+                     lambda m, a: model((m, a)))
+    assert capped["mhz"] == 109.96
     renamed = _figure(tmp_path, runs, dict(rows=8, cols=8, mul_stages=4, add_stages=6, axi_stream=True),
                       lambda m, a: model((m, a)))
     assert "predicted" in renamed and "axi_stream=True" in renamed["predicted"]

@@ -333,6 +333,23 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     assert _yosys_count(work, small, KEEP + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
 
 
+@pytest.mark.parametrize("ram, dp16kd", [("block", True), ("lut", False)])
+def test_fifo_ram_picks_the_memory_synthesis_maps(ram, dp16kd):
+    """``OutputFIFO(ram="lut")`` asks for LUT RAM (its read a LUT away, not a block RAM's
+    clock-to-out): synth_ecp5 maps a 72-bit, 64-row memory onto DP16KD block RAMs by itself
+    and onto DPR16X4 LUT RAMs when asked (the 4-row queue is 18 of them either way)."""
+    from amaranth.back import rtlil
+
+    from golden.tools.cli import build_dir
+    from hdl.output_fifo import OutputFIFO
+
+    work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
+    text = rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top")
+    bram, lutram = (_yosys_count(work, text, "synth_ecp5 -top top", f"t:{cell}")
+                    for cell in ("DP16KD", "TRELLIS_DPR16X4"))
+    assert (bram > 0, lutram > 18) == (dp16kd, not dp16kd), (bram, lutram)
+
+
 def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
     """On iCE40 the ``sync`` domain's reset comes from a two-flop synchroniser, not from
     Amaranth's power-on timer (whose compare was the bare SB_MAC16 multiply's critical
