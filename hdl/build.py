@@ -27,7 +27,8 @@ from golden.rounding import Rounding
 from . import array_timing, timing
 from .adder import FPAdder
 from .board import Board
-from .ecp5_dsp import MODEL
+from .ecp5_bram import MODEL as BRAM_MODEL
+from .ecp5_dsp import MODEL as DSP_MODEL
 from .multiplier import FPMultiplier
 from .mxu import MXU
 from .floorplan import script_paths, write_scripts
@@ -80,7 +81,7 @@ _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to on
                 "max_stages: multiplier 9, fp32 adder 21 (23 with sr), SR unit 4)")
 _DSP = Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
              "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
-             "simulated with the model written beside it (" + MODEL.name + ")")
+             "simulated with the model written beside it (" + DSP_MODEL.name + ")")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
@@ -131,7 +132,9 @@ UNITS = {
               "default 26), rounded once at the array's edge (docs/semantics.md)"),
         _DSP,
         Param("fifo_ram", "str", "block", "the output FIFO's memory: block (default: the synthesis tool's "
-              "choice, block RAM on large arrays) or lut: LUT RAM, off the block RAM's clock-to-out")),
+              "choice, block RAM on large arrays), lut: LUT RAM, off the block RAM's clock-to-out, or ecp5: "
+              "DP16KD block RAMs with their output registers (latency + 1), an ECP5-only design simulated "
+              "with the model written beside it (" + BRAM_MODEL.name + ")")),
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),
@@ -180,7 +183,7 @@ def module_name(unit: Unit, component) -> str:
             parts.append("axis")
         if component.accumulator is not None:
             parts.append(component.accumulator.key)
-        return "_".join(parts + _dsp_part(component) + (["lutfifo"] if component.fifo_ram == "lut" else []))
+        return "_".join(parts + _dsp_part(component) + ([f"{component.fifo_ram}fifo"] if component.fifo_ram != "block" else []))
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:
@@ -241,18 +244,26 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
     if isinstance(component, MXU):
         facts["round_stages"] = component.round_stages
         facts["point_latency"] = component.point_latency
+        facts["fifo_latency"] = component.fifo_latency
         facts["psum_latency"] = component.psum_latency
         facts["sum_wait"] = component.sum_wait
         facts["anchor_wait"] = component.anchor_wait
         facts["result_register"] = component.result_register
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
-    if getattr(component, "mul_dsp", "inferred") == "ecp5":
-        facts["sim_sources"] = [MODEL.name]         # the simulators' model of the instantiated block
+    models = _models(component)
+    if models:
+        facts["sim_sources"] = [model.name for model in models]   # the simulators' models of the instantiated blocks
     if timing is not None:
         facts["timing"] = timing
     return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
             **facts, "ports": signature_ports(component, _clocked(text, name))}
+
+
+def _models(component) -> list[Path]:
+    """The simulation models of the ECP5 blocks ``component`` instantiates."""
+    return [model for model, used in ((DSP_MODEL, getattr(component, "mul_dsp", "inferred") == "ecp5"),
+                                      (BRAM_MODEL, getattr(component, "fifo_ram", "block") == "ecp5")) if used]
 
 
 def write(unit: Unit, out_dir: Path, **kwargs) -> tuple[Path, Path]:
@@ -266,8 +277,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
     waivers) into ``out_dir``;
     an MXU's also its synthesis scripts (``floorplan.write_scripts``) and a top that measures
-    its clock (``fmax_top.write_top``); a design with an instantiated MULT18X18D also the
-    simulators' model of it (the manifest's ``sim_sources``)."""
+    its clock (``fmax_top.write_top``); a design with an instantiated MULT18X18D or DP16KD also
+    the simulators' models of them (the manifest's ``sim_sources``)."""
     name = module_name(unit, component)
     text = to_verilog(component, name)
     v_path, j_path = out_dir / f"{name}.v", out_dir / f"{name}.json"
@@ -275,8 +286,8 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
     write_text(out_dir / f"{name}.vlt", verilator_config(text, name))
-    for source in facts.get("sim_sources", []):
-        write_text(out_dir / source, MODEL.read_text())
+    for model in _models(component):
+        write_text(out_dir / model.name, model.read_text())
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}
     write_text(out_dir / f"{name}_inst.v",
                instantiation_template(name, facts["ports"], about, escaped_ports(text, name)))

@@ -37,13 +37,14 @@ from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
 
 from .adder import FPAdder
+from .ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
 from .ecp5_dsp import dsp_param
 from .mxu_anchor import column_anchors
 from .mxu_control import controller, credits, row_tags
 from .mxu_output import output
 from .mxu_pe import ProcessingElement, check_pe_stages
 from .normalisation_point import NormalisationPoint, point_add_stages
-from .output_fifo import LATENCY as FIFO_LATENCY, RAMS as FIFO_RAMS
+from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
 from .params import check_exact_products, choice_param, format_param, int_param, rounding_param
 from .pipeline import delayed
 from .timing import segments, unused
@@ -102,7 +103,9 @@ class MXU(wiring.Component):
     fifo_ram : str
         The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
         on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/output_fifo.py):
-        the same bits and latency.
+        the same bits and latency; ``ecp5``: instantiated ECP5 DP16KD block RAMs with their output
+        registers (hdl/ecp5_bram.py; an ECP5-only design, simulated with the model ``hdl.build``
+        writes beside it), the same bits, ``latency`` one cycle more.
     """
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
@@ -165,6 +168,10 @@ class MXU(wiring.Component):
         if self.rand_bits is not None:
             ports.update(seed=In(32), seed_load=In(1))
         super().__init__(ports)
+        if self.fifo_ram == "ecp5" and self.fifo_depth > FIFO_ECP5_DEPTH:
+            raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
+                             f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
+                             "use fifo_ram block or lut, or fewer stages")
 
     @property
     def out_fmt(self):
@@ -288,10 +295,16 @@ class MXU(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from accepting an ``x`` row to offering its ``y`` row, without stalls:
-        ``array_latency + 5`` (the output FIFO: its level, its read decision, its memory's
-        read register, its queue and the ``y`` register; input conversion, accumulators and
-        output rounders add no register)."""
-        return self.array_latency + FIFO_LATENCY
+        ``array_latency + fifo_latency`` (input conversion, accumulators and output rounders
+        add no register)."""
+        return self.array_latency + self.fifo_latency
+
+    @property
+    def fifo_latency(self) -> int:
+        """Cycles a row spends in the output FIFO without stalls: 5 (its level, its read
+        decision, its memory's read register, its queue and the ``y`` register); 6 with
+        ``fifo_ram="ecp5"``, whose block RAMs' output registers add one."""
+        return fifo_latency(self.fifo_ram)
 
     @property
     def fifo_depth(self) -> int:

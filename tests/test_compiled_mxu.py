@@ -132,8 +132,10 @@ COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=
 BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
 #: The 12x12 column array's element (W=26, bound anchor, m5a5: the selected weight and the
 #: product before the compare registered) with its products in instantiated ECP5
-#: MULT18X18D blocks, their own registers in use, simulated with hdl/ecp5_mult18x18d_sim.v.
-ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5")
+#: MULT18X18D blocks, their own registers in use, and its output FIFO in DP16KD blocks with
+#: their output registers, simulated with hdl/ecp5_mult18x18d_sim.v and hdl/ecp5_dp16kd_sim.v.
+ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5",
+                fifo_ram="ecp5")
 
 
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
@@ -145,7 +147,7 @@ GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="co
 
 @pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, pytest.param(GROUPED, marks=pytest.mark.thorough),
                                     pytest.param(GROUPED_BOUND, marks=pytest.mark.thorough)],
-                         ids=["running", "bound", "bound-ecp5-dsp", "points", "points-bound"])
+                         ids=["running", "bound", "bound-ecp5", "points", "points-bound"])
 def test_column_accumulator_stream_matches_golden(params):
     report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
     assert report["transfers"] == report["golden_rows"] == 3000

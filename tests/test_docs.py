@@ -302,7 +302,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal UNIT [flags] --stages N --method structural": Entry(SYNOPSIS),
     "python -m sim.formal mxu [--rows R --cols C --mul-stages M --add-stages A] [--report PATH]":
         Entry(SYNOPSIS, check=_FORMAL_MXU_HELP),
-    "python -m sim.formal fifo [--depth D]": Entry(SYNOPSIS, check="python -m sim.formal fifo --help"),
+    "python -m sim.formal fifo [--depth D] [--ram R]": Entry(SYNOPSIS, check="python -m sim.formal fifo --help"),
     "python -m sim.formal mxu --rows 2 --cols 2": Entry(SLOW, check=_FORMAL_MXU_HELP),  # 7 s CPU
     # docs/fp8.md
     "python -m synth.sweep --group b,c --only mul_rne,mul_exact,pe,pe_fp8": Entry(SLOW),

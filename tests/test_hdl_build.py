@@ -119,7 +119,7 @@ def test_list_and_help(tmp_path):
     (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),
     (lambda: MXU(rows=2, cols=2, mul_dsp="xilinx"), "mul_dsp must be one of inferred, ecp5, not 'xilinx'"),
-    (lambda: MXU(rows=2, cols=2, fifo_ram="bram"), "fifo_ram must be one of block, lut, not 'bram'"),
+    (lambda: MXU(rows=2, cols=2, fifo_ram="bram"), "fifo_ram must be one of block, lut, ecp5, not 'bram'"),
     (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", mul_dsp="ecp5"),
      r"mul_dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
 ])
@@ -158,9 +158,9 @@ def test_stages_split_the_longest_segment_first():
 #: products into fp32 and positive for fp8 ones (two ways of writing the add).
 BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound")),
               ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
-#: Instantiated MULT18X18D blocks, linted with their simulation model.
+#: Instantiated MULT18X18D and DP16KD blocks, linted with their simulation models.
 ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound",
-                              mul_dsp="ecp5"))]
+                              mul_dsp="ecp5", fifo_ram="ecp5"))]
 
 
 #: The 8x8 MXU's lint (half a minute): with ``--thorough``.

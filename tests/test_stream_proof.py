@@ -18,13 +18,16 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
 
 @pytest.mark.parametrize("kind, params", [
     ("fifo", dict(width=3, depth=8)),
+    # ecp5's second read stage (the blocks' output registers): 16 rows, so that the head and
+    # its 8-row queue can fill.
+    ("fifo", dict(width=3, depth=16, ram="ecp5")),
     pytest.param("mxu", dict(rows=2, cols=2, mul_stages=0, add_stages=0, **TAGS), marks=pytest.mark.thorough),
     ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
     # The column accumulator: window elements and a pipelined column rounder (2x2: --formal-large).
     ("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulator="column:w=8", **TAGS)),
 ], ids=lambda v: v if isinstance(v, str) else "x".join(str(v[k]) for k in ("rows", "cols", "mul_stages", "add_stages"))
    + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-" + v["accumulator"].replace(":", "-") if "accumulator" in v else "")
-   if "rows" in v else f"d{v['depth']}")
+   if "rows" in v else f"d{v['depth']}" + (f"-{v['ram']}" if "ram" in v else ""))
 def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
     assert report["result"] == "proved", report
@@ -53,7 +56,8 @@ def test_larger_arrays_proved(large, tmp_path):
     assert report["result"] == "proved" and report["covers"]["unreached"] == 0, report
 
 
-@pytest.mark.parametrize("kind, mutant", [("fifo", m) for m in FIFO_MUTANTS] + [("mxu", m) for m in MXU_MUTANTS])
+@pytest.mark.parametrize("kind, mutant", [("fifo", m) for m in FIFO_MUTANTS] + [("fifo-ecp5", m) for m in FIFO_MUTANTS]
+                         + [("mxu", m) for m in MXU_MUTANTS])
 def test_each_planted_bug_has_a_counterexample(kind, mutant, tmp_path):
     # the drain matters only where a write can overtake a row still using the old tile: 1x4
     size = dict(rows=1, cols=4) if mutant == "drain" else dict(rows=2, cols=2)
@@ -61,7 +65,10 @@ def test_each_planted_bug_has_a_counterexample(kind, mutant, tmp_path):
         size = dict(rows=1, cols=2, acc_depth=2)
     if mutant == "credit":              # 1x1: its FIFO's 16 rows overflow within the base case
         size = dict(rows=1, cols=1)
-    params = dict(width=3, depth=8) if kind == "fifo" else dict(**size, mul_stages=0, add_stages=0, **TAGS)
+    params = dict(**size, mul_stages=0, add_stages=0, **TAGS)
+    if kind.startswith("fifo"):
+        params = dict(width=3, depth=8, **({"ram": "ecp5"} if kind == "fifo-ecp5" else {}))
+        kind = "fifo"
     report = check_stream(kind, params, mutant=mutant, depth=20 if mutant == "credit" else 16, work=tmp_path)
     assert report["result"] == "counterexample", report
     assert report["failed_assertions"] and all(Path(t).is_file() and t.endswith(".vcd") for t in report["traces"])

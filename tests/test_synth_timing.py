@@ -333,11 +333,12 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     assert _yosys_count(work, small, KEEP + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
 
 
-@pytest.mark.parametrize("ram, dp16kd", [("block", True), ("lut", False)])
-def test_fifo_ram_picks_the_memory_synthesis_maps(ram, dp16kd):
+@pytest.mark.parametrize("ram, bram, outreg", [("block", True, False), ("lut", False, False), ("ecp5", True, True)])
+def test_fifo_ram_picks_the_memory_synthesis_maps(ram, bram, outreg):
     """``OutputFIFO(ram="lut")`` asks for LUT RAM (its read a LUT away, not a block RAM's
     clock-to-out): synth_ecp5 maps a 72-bit, 64-row memory onto DP16KD block RAMs by itself
-    and onto DPR16X4 LUT RAMs when asked (the 4-row queue is 18 of them either way)."""
+    and onto DPR16X4 LUT RAMs when asked (the queue is 18 of them, 4 or 8 rows); ``ecp5``'s
+    instantiated blocks pass synthesis with their output registers (REGMODE_B "OUTREG"), 2 of 36 bits."""
     from amaranth.back import rtlil
 
     from golden.tools.cli import build_dir
@@ -345,9 +346,9 @@ def test_fifo_ram_picks_the_memory_synthesis_maps(ram, dp16kd):
 
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
     text = rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top")
-    bram, lutram = (_yosys_count(work, text, "synth_ecp5 -top top", f"t:{cell}")
-                    for cell in ("DP16KD", "TRELLIS_DPR16X4"))
-    assert (bram > 0, lutram > 18) == (dp16kd, not dp16kd), (bram, lutram)
+    blocks, lutram, registered = (_yosys_count(work, text, "synth_ecp5 -top top", cells)
+                                  for cells in ("t:DP16KD", "t:TRELLIS_DPR16X4", "t:DP16KD r:REGMODE_B=OUTREG %i"))
+    assert (blocks > 0, lutram > 18, registered) == (bram, not bram, 2 if outreg else 0), (blocks, lutram, registered)
 
 
 def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():

@@ -84,12 +84,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stream_parsers(sub) -> None:
     """``fifo`` and ``mxu``: the stream proofs (sim.formal.stream_proof)."""
+    from hdl.output_fifo import RAMS
+
     from .stream_fifo import FIFO_MUTANTS
     from .stream_mxu import MXU_MUTANTS
     p = sub.add_parser("fifo", help="the MXU's output FIFO: order, no loss, latency (k-induction)")
     p.add_argument("--width", type=int, default=3, help="bits per row (default 3: the data is tracked, "
                    "so its width does not matter beyond distinguishing rows)")
     p.add_argument("--depth", dest="fifo_depth", type=int, default=8, help="memory rows, a power of two (default 8: the queue and the head full behind it)")
+    p.add_argument("--ram", choices=RAMS, default="block", help="the memory: block or lut (one read register, "
+                   "default block) or ecp5 (the blocks' output registers too: a second read stage)")
     p.add_argument("--mutant", choices=FIFO_MUTANTS, default=None, help="test only: a planted bug")
     p = sub.add_parser("mxu", help="the MXU's stream contract: credits, swap rule, order, no loss (k-induction)")
     for name, default in (("rows", 2), ("cols", 2), ("mul_stages", 0), ("add_stages", 0)):
@@ -113,7 +117,7 @@ def _main_stream(args) -> int:
     if args.k is not None and not 1 <= args.k <= 200:
         raise ValueError(f"--k must be 1..200, not {args.k}")
     if args.unit == "fifo":
-        params = {"width": args.width, "depth": args.fifo_depth}
+        params = {"width": args.width, "depth": args.fifo_depth, **({"ram": args.ram} if args.ram != "block" else {})}
     else:
         params = {n: getattr(args, n) for n in ("rows", "cols", "mul_stages", "add_stages", "in_fmt", "acc_fmt")}
         if args.acc_depth:

@@ -13,7 +13,7 @@ from amaranth.hdl import Assert, Assume, Cover, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from hdl.output_fifo import ROOM, SLOTS, OutputFIFO
+from hdl.output_fifo import OutputFIFO
 
 __all__ = ["FIFO_MUTANTS", "FIFOHarness", "track_fifo"]
 
@@ -45,14 +45,14 @@ class _MutantFIFO(OutputFIFO):
 
 
 class FIFOHarness(wiring.Component):
-    """``OutputFIFO(width, depth)`` with its writer counting credits as the MXU does
+    """``OutputFIFO(width, depth, ram)`` with its writer counting credits as the MXU does
     (``depth`` rows written and not read at most), every other input free."""
 
-    def __init__(self, *, width: int = 3, depth: int = 8, mutant: str | None = None):
+    def __init__(self, *, width: int = 3, depth: int = 8, ram: str = "block", mutant: str | None = None):
         if mutant is not None and mutant not in FIFO_MUTANTS:
             raise ValueError(f"mutant must be one of {', '.join(FIFO_MUTANTS)}, not {mutant!r}")
-        self.fifo = (OutputFIFO(width=width, depth=depth) if mutant is None else
-                     _MutantFIFO(width=width, depth=depth, mutant=mutant))
+        self.fifo = (OutputFIFO(width=width, depth=depth, ram=ram) if mutant is None else
+                     _MutantFIFO(width=width, depth=depth, ram=ram, mutant=mutant))
         super().__init__({"w_en": In(1), "w_data": In(width), "ready": In(1), "pick": In(1)})
 
     def elaborate(self, platform):
@@ -69,7 +69,7 @@ class FIFOHarness(wiring.Component):
                      Assert(~fifo.r.valid | (outstanding != 0), "a row offered that was not written")]
         delivered = track_fifo(m, fifo, write, self.w_data, read, self.pick, outstanding, latency)
         m.d.comb += [Cover(outstanding == depth, "FIFO full"),
-                     Cover(fifo.head_valid & (fifo.queued == SLOTS), "the head and the queue full"),
+                     Cover(fifo.head_valid & (fifo.queued == fifo.slot_count), "the head and the queue full"),
                      Cover((fifo.stored != 0) & fifo.head_valid & ~fifo.r.ready, "the memory holds rows behind a waiting head"),
                      Cover(delivered & (outstanding > 1), "the tracked row delivered behind others")]
         return m
@@ -100,9 +100,11 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
     ]
     # Invariants: where every row is, and the tracked row's data wherever it is. The stages
     # out of the memory in the order rows leave them: (rows there, the fewest cycles a row
-    # there has spent since its write).
-    stages = [(fifo.head_valid, latency), (fifo.queued, latency - 1), (fifo.read_valid, latency - 2)]
-    in_flight = sum(rows for rows, _ in stages)
+    # there has spent since its write, its data there).
+    stages = [(fifo.head_valid, latency, fifo.head), (fifo.queued, latency - 1, fifo.peek_slot_data)]
+    for back, (valid, data) in enumerate(zip(fifo.stage_valid[::-1], fifo.stage_data[::-1])):
+        stages.append((valid, latency - 2 - back, data))
+    in_flight = sum(rows for rows, _, _ in stages)
     in_memory = Signal(range(depth + 1))
     m.d.comb += in_memory.eq(outstanding - in_flight)
     slot_bits = len(fifo.slot_w)
@@ -111,8 +113,8 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
         Assert(outstanding >= in_flight),
         Assert((fifo.produce - fifo.consume)[:len(fifo.produce)] == in_memory[:len(fifo.produce)]),
         Assert(fifo.nonempty == (fifo.stored != 0)),
-        Assert(fifo.room + in_flight + fifo.read_en == ROOM, "the room counter miscounts the decided rows"),
-        Assert(fifo.queued <= SLOTS),
+        Assert(fifo.room + in_flight + fifo.read_en == fifo.room_count, "the room counter miscounts the decided rows"),
+        Assert(fifo.queued <= fifo.slot_count),
         Assert((fifo.slot_w - fifo.slot_r)[:slot_bits] == fifo.queued[:slot_bits]),
         Assert(~(fifo.w_en & fifo.read_en & (fifo.produce == fifo.consume)),
                "the memory reads the row being written (its collision result is undefined: no_rw_check)"),
@@ -120,14 +122,12 @@ def track_fifo(m, fifo: OutputFIFO, write, data, read, pick, outstanding, latenc
     m.d.comb += [fifo.peek_addr.eq(fifo.consume + (ahead - in_flight)),
                  fifo.peek_slot.eq(fifo.slot_r + (ahead - fifo.head_valid))]
     with m.If(tracked):
-        in_head = ahead < fifo.head_valid
-        in_queue = ~in_head & (ahead < fifo.head_valid + fifo.queued)
-        in_read = ~in_head & ~in_queue & (ahead < in_flight)
-        for where, data, (_, cycles) in zip((in_head, in_queue, in_read),
-                                           (fifo.head, fifo.peek_slot_data, fifo.read_data), stages):
-            with m.If(where):
+        before = 0                      # rows in the stages nearer the head
+        for rows, cycles, data in stages:
+            with m.If((ahead >= before) & (ahead < before + rows)):
                 m.d.comb += Assert(data == t_data, "the tracked row's data changed in the FIFO")
                 m.d.comb += Assert(age >= cycles, "the tracked row ahead of its write")
+            before = before + rows
         with m.If(ahead >= in_flight):
             m.d.comb += Assert(fifo.peek_data == t_data, "the tracked row's data changed in the FIFO")
     delivered = Signal()

@@ -31,7 +31,8 @@ __all__ = ["PROPERTIES", "READY_CONTRACT", "check_stream", "default_depths", "re
 PROPERTIES = {
     "fifo": ["every row written leaves once, unchanged, in order (a tracked row, chosen freely)",
              "no row is offered that was not written",
-             "a row is offered no later than latency (4) cycles after its write, whatever r.ready did before",
+             "a row is offered no later than latency (5; 6 through ecp5's output registers) cycles after its write, "
+             "whatever r.ready did before",
              "the memory never holds more rows than it has (writer within depth credits)"],
     "mxu": ["credits: free + returned + rows outstanding == fifo_depth (never negative, never above the depth)",
             "no y row without an x row",
