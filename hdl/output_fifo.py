@@ -14,9 +14,9 @@ head that no decided row holds: a row decided is certain to find its place, so n
 between the memory and the queue waits, and ``r.ready`` reaches only the head, the queue's
 read side and the room counter.
 
-A row written in cycle ``T`` is offered on ``r`` from cycle ``T + 5`` (the level, the read
-decision, the memory's read register, the queue, the head) and then one row per cycle while
-``r.ready`` stays high.
+A row written in cycle ``T`` is offered on ``r`` from cycle ``T + latency`` (the level, the
+read decision, the memory's read stages, the queue, the head: 5, or 6 for ``ecp5``) and then
+one row per cycle while ``r.ready`` stays high.
 
 The memory is block RAM, LUT RAM or ECP5 block RAM with its output register (``ram``): an
 ECP5 block RAM's clock-to-out (5.83 ns without its output register, which Yosys does not use)
@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 from .ecp5_bram import MAX_DEPTH as ECP5_DEPTH, ecp5_memory
 from .params import choice_param, int_param
 
-__all__ = ["RAMS", "READ_STAGES", "OutputFIFO", "fifo_latency"]
+__all__ = ["RAMS", "READ_STAGES", "OutputFIFO", "fifo_latency", "queue_slots"]
 
 MAX_WIDTH = 1 << 16
 MAX_DEPTH = 1 << 16
@@ -51,6 +51,14 @@ def fifo_latency(ram: str) -> int:
     """Cycles from a write to its row on ``r``: the level, the decision, the memory's read
     stages, the queue, the head."""
     return 4 + READ_STAGES[ram]
+
+
+def queue_slots(ram: str) -> int:
+    """Rows in the queue between the memory and the head: a power of two (the pointers
+    wrap) at least the read stages + 3 (with the head, the rows a read decision waits for:
+    the decision, the read stages, the queue, the head and the cycle the room comes back,
+    so that the FIFO keeps one row per cycle); 4, 8 for ``ecp5``."""
+    return 1 << (READ_STAGES[ram] + 2).bit_length()
 
 
 class OutputFIFO(wiring.Component):
@@ -115,16 +123,13 @@ class OutputFIFO(wiring.Component):
 
     @property
     def room_count(self) -> int:
-        """Places the room counter counts, the queue's and the head's: the rows a read
-        decision waits for (the decision, the read stages, the queue, the head and the
-        cycle the room comes back), so that the FIFO keeps one row per cycle."""
+        """Places the room counter counts: the queue's and the head's."""
         return self.slot_count + 1
 
     @property
     def slot_count(self) -> int:
-        """Rows in the queue between the memory and the head: a power of two (the pointers
-        wrap) at least the read stages + 3 (``room_count``); 4, 8 for ``ecp5``."""
-        return 1 << (READ_STAGES[self.ram] + 2).bit_length()
+        """Rows in the queue (``queue_slots``): 4, 8 for ``ecp5``."""
+        return queue_slots(self.ram)
 
     def elaborate(self, platform):
         m = Module()

@@ -69,7 +69,7 @@ def test_y_ready_drives_only_the_output_fifo(params):
     nothing of the FIFO's memory, its read decision or level, nothing growing with rows."""
     from golden.tools.cli import build_dir
     from hdl.build import UNITS
-    from hdl.output_fifo import ROOM, SLOTS
+    from hdl.output_fifo import queue_slots
     from synth.stall_cone import measure
 
     params = dict(mul_stages=1, add_stages=1, **params)
@@ -77,7 +77,8 @@ def test_y_ready_drives_only_the_output_fifo(params):
     mxu = UNITS["mxu"].build(**params)[0]
     y_register = 1 + mxu.cols * mxu.out_fmt.width
     assert cone["ports"] == [], f"ready outputs in y.ready's combinational cone: {cone['ports']}"
-    queue_counters = (SLOTS - 1).bit_length() + SLOTS.bit_length() + ROOM.bit_length()
+    slots = queue_slots(mxu.fifo_ram)
+    queue_counters = (slots - 1).bit_length() + slots.bit_length() + (slots + 1).bit_length()
     assert cone["ff_bits"] == 1 + y_register + queue_counters, cone
     assert cone["memory_bits"] == 0, cone
 
