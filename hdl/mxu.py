@@ -171,7 +171,7 @@ class MXU(wiring.Component):
         if self.fifo_ram == "ecp5" and self.fifo_depth > FIFO_ECP5_DEPTH:
             raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
                              f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
-                             "use fifo_ram block or lut, or fewer stages")
+                             "use fifo_ram block or lut, or fewer rows or stages")
 
     @property
     def out_fmt(self):

@@ -120,6 +120,9 @@ def test_list_and_help(tmp_path):
      r"add_stages must be in 0\.\.\d+, not 99"),
     (lambda: MXU(rows=2, cols=2, mul_dsp="xilinx"), "mul_dsp must be one of inferred, ecp5, not 'xilinx'"),
     (lambda: MXU(rows=2, cols=2, fifo_ram="bram"), "fifo_ram must be one of block, lut, ecp5, not 'bram'"),
+    (lambda: MXU(rows=32, cols=2, add_stages=21, fifo_ram="ecp5"),
+     r"fifo_ram='ecp5' holds at most 512 rows \(one DP16KD's 36-bit rows\), and this array needs fifo_depth 1024 "
+     r"\(latency 712\): use fifo_ram block or lut, or fewer rows or stages"),
     (lambda: FPMultiplier(in_fmt="fp32", out_fmt="fp32", mul_dsp="ecp5"),
      r"mul_dsp='ecp5' needs in_fmt with at most 18 significand bits \(a MULT18X18D's operand\), not fp32 \(24\)"),
 ])
