@@ -6,7 +6,10 @@ the clock, so that one route into a fabric register is a placed array's clock ne
 (docs/mxu-timing.md). With the output register (``REGMODE_B "OUTREG"``) the data leaves
 0.96 ns after the clock, a cycle later. ``ecp5_memory`` instantiates the blocks the way
 Yosys's own mapping of a 36-bit simple dual-port memory connects them (port A writes, port B
-reads, 36 bits each) and sets the output register. Yosys ships the block as a black box
+reads, 36 bits each: the read data's low half leaves on the DOA pins, the high half on DOB)
+and sets the output registers of both halves (``REGMODE_A`` and ``REGMODE_B``: with only
+``REGMODE_B`` the DOA half stays at 5.61 ns), each half's output enable driven alike, as
+nextpnr does for Lattice's 36-bit ``PDPW16KD``. Yosys ships the block as a black box
 only: ``MODEL`` is ours, for the values used here; ``hdl.build`` writes it beside the Verilog.
 """
 
@@ -55,10 +58,10 @@ def ecp5_memory(m, *, width: int, depth: int, w_addr, w_data, w_en, r_addr, r_en
                 pins[f"i_CS{port}{bit}"] = 0
         m.submodules[f"{name}_{i}"] = Instance(
             "DP16KD",
-            p_DATA_WIDTH_A=WIDTH, p_DATA_WIDTH_B=WIDTH, p_REGMODE_A="NOREG", p_REGMODE_B="OUTREG",
+            p_DATA_WIDTH_A=WIDTH, p_DATA_WIDTH_B=WIDTH, p_REGMODE_A="OUTREG", p_REGMODE_B="OUTREG",
             p_RESETMODE="SYNC", p_ASYNC_RESET_RELEASE="SYNC", p_CSDECODE_A="0b000", p_CSDECODE_B="0b000",
             p_GSR="DISABLED",
-            i_CLKA=ClockSignal(), i_CEA=w_en, i_WEA=1, i_OCEA=0, i_RSTA=0,
+            i_CLKA=ClockSignal(), i_CEA=w_en, i_WEA=1, i_OCEA=out_en, i_RSTA=0,
             i_CLKB=ClockSignal(), i_CEB=r_en, i_WEB=0, i_OCEB=out_en, i_RSTB=0,
             **pins)
     return data

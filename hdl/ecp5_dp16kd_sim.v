@@ -1,11 +1,12 @@
 // Simulation model of the Lattice ECP5 DP16KD for the values hdl/ecp5_bram.py uses: a
 // 512x36 simple dual-port memory (DATA_WIDTH_A = DATA_WIDTH_B = 36: port A writes, its
 // address bits 0..3 the byte enables, all set; port B reads), address bits 5..13, chip
-// selects 0, no reset (RSTA = RSTB = 0). A write on CLKA with CEA (and WEA); a read on CLKB
-// with CEB into the read latch; with REGMODE_B "OUTREG" the output register takes the latch
-// on CLKB with OCEB, and DO is the register, else DO is the latch. The data is {DOB, DOA},
-// {DIB, DIA}. Written for this project (Yosys ships the block as a black box only);
-// hdl.build writes it beside a design that uses it.
+// selects 0, no reset (RSTA = RSTB = 0), one clock (CLKA and CLKB the same net). A write on
+// CLKA with CEA (and WEA); a read on CLKB with CEB into the read latch. The data is
+// {DIB, DIA} and {DOB, DOA}: with REGMODE_A "OUTREG" the low half's output register takes the
+// latch's low half on a clock with OCEA and DOA is that register, else DOA is the latch's low
+// half; REGMODE_B and OCEB likewise for the high half and DOB. Written for this project (Yosys
+// ships the block as a black box only); hdl.build writes it beside a design that uses it.
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off UNUSEDPARAM */
 /* verilator lint_off DECLFILENAME */
@@ -41,7 +42,9 @@ module DP16KD #(
     end
     always @(posedge CLKB) begin
         if (CEB) latch <= mem[r_addr];
-        if (OCEB) out_r <= latch;
+        if (OCEA) out_r[17:0] <= latch[17:0];
+        if (OCEB) out_r[35:18] <= latch[35:18];
     end
-    assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0, DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} = REGMODE_B == "OUTREG" ? out_r : latch;
+    assign {DOA17, DOA16, DOA15, DOA14, DOA13, DOA12, DOA11, DOA10, DOA9, DOA8, DOA7, DOA6, DOA5, DOA4, DOA3, DOA2, DOA1, DOA0} = REGMODE_A == "OUTREG" ? out_r[17:0] : latch[17:0];
+    assign {DOB17, DOB16, DOB15, DOB14, DOB13, DOB12, DOB11, DOB10, DOB9, DOB8, DOB7, DOB6, DOB5, DOB4, DOB3, DOB2, DOB1, DOB0} = REGMODE_B == "OUTREG" ? out_r[35:18] : latch[35:18];
 endmodule

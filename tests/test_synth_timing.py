@@ -338,7 +338,8 @@ def test_fifo_ram_picks_the_memory_synthesis_maps(ram, bram, outreg):
     """``OutputFIFO(ram="lut")`` asks for LUT RAM (its read a LUT away, not a block RAM's
     clock-to-out): synth_ecp5 maps a 72-bit, 64-row memory onto DP16KD block RAMs by itself
     and onto DPR16X4 LUT RAMs when asked (the queue is 18 of them, 4 or 8 rows); ``ecp5``'s
-    instantiated blocks pass synthesis with their output registers (REGMODE_B "OUTREG"), 2 of 36 bits."""
+    instantiated blocks pass synthesis with the output registers of both halves of their 36-bit
+    rows (REGMODE_A and REGMODE_B "OUTREG"), 2 blocks for 72 bits."""
     from amaranth.back import rtlil
 
     from golden.tools.cli import build_dir
@@ -347,7 +348,7 @@ def test_fifo_ram_picks_the_memory_synthesis_maps(ram, bram, outreg):
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
     text = rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top")
     blocks, lutram, registered = (_yosys_count(work, text, "synth_ecp5 -top top", cells)
-                                  for cells in ("t:DP16KD", "t:TRELLIS_DPR16X4", "t:DP16KD r:REGMODE_B=OUTREG %i"))
+                                  for cells in ("t:DP16KD", "t:TRELLIS_DPR16X4", "t:DP16KD r:REGMODE_A=OUTREG %i r:REGMODE_B=OUTREG %i"))
     assert (blocks > 0, lutram > 18, registered) == (bram, not bram, 2 if outreg else 0), (blocks, lutram, registered)
 
 
