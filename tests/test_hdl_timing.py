@@ -211,13 +211,14 @@ def test_array_figure_elsewhere_is_the_model_derated_by_the_nearest_sizes(tmp_pa
 
 
 def _shipped_runs():
-    """docs/mxu-pnr.csv's ECP5 fused runs (fp32 accumulator) in the shipped flow, by (rows, cols, m, a)."""
+    """docs/mxu-pnr.csv's ECP5 fused runs of the default design (fp32 accumulator, inferred
+    multiplies, the portable FIFO) in the shipped flow, by (rows, cols, m, a)."""
     import csv
     from hdl.array_timing import FLOW, MXU_PNR_CSV, SIZE_AND_DEPTH
     runs = {}
     for row in csv.DictReader(MXU_PNR_CSV.open()):
-        if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulator"]) == \
-                ("ecp5", "fused", "dsp", "True", "fp32") and \
+        if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulator"], row["mul_dsp"],
+                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "fp32", "inferred", "block") and \
                 all(row[k] == v for k, v in FLOW.items()):
             runs.setdefault(tuple(int(row[k]) for k in SIZE_AND_DEPTH), []).append(float(row["fmax_mhz"]))
     return runs
