@@ -33,8 +33,8 @@ def ecp5_memory(m, *, width: int, depth: int, w_addr, w_data, w_en, r_addr, r_en
     """A ``width`` x ``depth`` memory of DP16KD blocks side by side: ``w_data`` is written
     at ``w_addr`` on a clock with ``w_en``; on a clock with ``r_en`` the row at ``r_addr``
     enters the blocks' read latch, and on a clock with ``out_en`` the latch enters the output
-    register, which the returned signal is. The memory never reads a row being written
-    (the caller's promise: the result of such a collision is the block's, not modelled)."""
+    register, which the returned signal is. A read of the row written in the same cycle
+    gives whatever the block gives (not modelled): the caller must not use such a row."""
     assert 2 <= depth <= MAX_DEPTH and width >= 1, (width, depth)
     abits = (depth - 1).bit_length()
     data = Signal(width, name=f"{name}_data")
