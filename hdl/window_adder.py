@@ -169,18 +169,26 @@ class WindowAdder(ArithmeticUnit):
         anchor = v["anchor"] if late else a.exp
         zero, inf, nan = (b.zero, b.inf, b.nan) if self.term == "product" else (b.is_zero_daz, b.is_inf, b.is_nan)
         ordinary = ~(zero | inf | nan)
-        # A term that is zero or special has no exponent: it never moves the anchor.
-        exp_p = b.exponent & ordinary.replicate(fe)
         # Both exponent differences at once (the one that is not negative is the shift), each
         # shift amount saturated by an OR of its upper bits rather than compared: a shift by
         # 2**k - 1 >= the value's width empties it as well as any larger one.
-        # With a bound anchor ``a.exp`` is at least every product's exponent: the window
-        # never moves (golden.column's max(E, e, A) is A), and there is no sum shifter.
         p_bits, s_bits = self._amount_bits()
         moving = self._moving
-        gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
-        m.d.comb += [gap_p.eq(anchor - exp_p), gap_s.eq(exp_p - anchor)]
-        larger = gap_p[-1] if moving else Const(0, 1)          # the term's exponent is the larger
+        if moving:
+            # A term that is zero or special has no exponent: it never moves the anchor.
+            exp_p = b.exponent & ordinary.replicate(fe)
+            gap_p, gap_s = Signal(fe + 1), Signal(fe + 1)
+            m.d.comb += [gap_p.eq(anchor - exp_p), gap_s.eq(exp_p - anchor)]
+            larger = gap_p[-1]                                  # the term's exponent is the larger
+        else:
+            # A bound anchor is at least every finite nonzero product's exponent: the window
+            # never moves (golden.column's max(E, e, A) is A), there is no sum shifter, and
+            # the gap is never negative. A zero or special term's gap is moot (its
+            # significand is masked below), so its exponent goes unmasked into the subtract:
+            # the mask's two LUT levels set the element's clock, placed alone and in a 12x12.
+            gap_p = Signal(fe)
+            m.d.comb += gap_p.eq(anchor - b.exponent)
+            larger = Const(0, 1)
         amount_p, amount_s = Signal(p_bits), (Signal(s_bits) if moving else Const(0, s_bits))
         m.d.comb += amount_p.eq((gap_p[:p_bits] | gap_p[p_bits:].any().replicate(p_bits)) & (~larger).replicate(p_bits))
         if moving:
@@ -189,7 +197,8 @@ class WindowAdder(ArithmeticUnit):
         term_class = {"t_nan": nan, "t_inf": inf, "t_sign": b.sign}
         window = {} if late else {"sum": a.sum, "dropped": a.dropped}
         classes = term_class if late else self._specials(a, term_class)
-        v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, anchor), **window,
+        v = cut(m, "compared", amount_p=amount_p, amount_s=amount_s, exp=Mux(larger, exp_p, anchor) if moving else anchor,
+                **window,
                 sig=Cat(b.mantissa, 1) & ordinary.replicate(len(b.mantissa) + 1),
                 negative=b.sign & ordinary, **classes, valid=v["valid"])
         side = {k: v[k] for k in (*classes, "negative", "valid", "exp")}
