@@ -62,6 +62,14 @@ class FloatView(data.View):
         return (self.exponent == self.fmt.exp_max_field) & (self.mantissa != 0)
 
     @property
+    def is_inf_or_nan(self) -> Value:
+        """Not finite. In a format with infinities the exponent field alone says so (no
+        mantissa bits: one LUT level fewer than ``is_inf | is_nan``)."""
+        if self.fmt.finite:
+            return self.is_nan
+        return self.exponent == self.fmt.exp_max_field
+
+    @property
     def is_signalling(self) -> Value:
         """A NaN whose mantissa MSB is 0."""
         return self.is_nan & ~self.mantissa[-1]
