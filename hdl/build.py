@@ -310,7 +310,7 @@ def _depth_choices(unit: Unit, kwargs: dict):
         timing.unused(probe)
         return [{"stages": n} for n in range(probe.max_stages + 1)]
     from golden.column import accumulator_param
-    from .mxu_pe import ProcessingElement
+    from .mxu.element import ProcessingElement
     probe = ProcessingElement(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
                               accumulator=accumulator_param("accumulator", kwargs.get("accumulator")))
     timing.unused(probe)
@@ -356,7 +356,7 @@ def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator:
     """The delay model's Fmax of an MXU's processing element (its accumulator's, for
     ``terms`` rows)."""
     from golden.column import accumulator_param
-    from .mxu_pe import ProcessingElement
+    from .mxu.element import ProcessingElement
     pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
                            accumulator=accumulator_param("accumulator", accumulator), terms=terms)
     timing.unused(pe)

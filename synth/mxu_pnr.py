@@ -115,7 +115,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     work = cache / "work" / name
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
     design = (unit.verilog if manifest else
-              "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu.py", "hdl/build.py", "hdl/ports.py"]))
+              "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/build.py", "hdl/ports.py"]))
     settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, params] + ([] if sync_resets else ["nosr"])
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
     path = cache / f"{name}_{key}.json"

@@ -76,8 +76,9 @@ PLAN = {
 }
 #: The sources a placed design depends on (not the CLI, the model or the MXU array).
 HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochastic_rounder", "pipeline", "unit",
-                                      "float", "params", "mxu_pe", "product", "product_adder", "ecp5_dsp",
-                                      "xorshift", "window_adder", "window_rounder")),
+                                      "float", "params", "mxu/element", "product", "product_adder", "ecp5_dsp",
+                                      "xorshift", "mxu/accumulation/window_adder",
+                                      "mxu/accumulation/window_rounder")),
             "golden/formats.py", "golden/column.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
            "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
@@ -87,7 +88,7 @@ def component(kind: str, stages):
     """The design of one run and its module name."""
     from hdl.build import UNITS as BUILD
     from hdl.build import module_name
-    from hdl.mxu_pe import ProcessingElement
+    from hdl.mxu.element import ProcessingElement
 
     from .significand import SignificandAdder, SignificandMultiplier
     if kind.startswith("bare"):
@@ -96,7 +97,7 @@ def component(kind: str, stages):
         return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
     if kind.startswith(("pe_colw", "colround_w")):
         from golden.column import ColumnAccumulator
-        from hdl.window_rounder import WindowRounder
+        from hdl.mxu.accumulation.window_rounder import WindowRounder
         width, bound, dsp = re.fullmatch(r".*w(\d+)(b?)(_regdsp)?", kind).groups()
         window = ColumnAccumulator(window=int(width), anchor="bound" if bound else "running")
         if kind.startswith("colround"):

@@ -5,7 +5,7 @@ MXU's choice between the two."""
 import pytest
 
 from hdl.mxu import MXU
-from hdl.mxu_pe import ProcessingElement
+from hdl.mxu.element import ProcessingElement
 from hdl.product import ExactProduct
 from hdl.product_adder import ProductAdder
 from hdl.timing import unused

@@ -11,12 +11,12 @@ from golden.column import ColumnAccumulator
 from hdl.adder import FPAdder
 from hdl.build import UNITS, emit, module_name
 from hdl.multiplier import FPMultiplier
-from hdl.normalisation_point import NormalisationPoint
+from hdl.mxu.accumulation.normalisation_point import NormalisationPoint
 from hdl.mxu import MXU
 from hdl.pipeline import Delay, Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.verilator_config import WAIVERS, verilator_config
-from hdl.window_adder import WindowAdder
+from hdl.mxu.accumulation.window_adder import WindowAdder
 from hdl.xorshift import Xorshift32
 from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, ECP5_DSP, MXUS

@@ -69,7 +69,7 @@ def test_y_ready_drives_only_the_output_fifo(params):
     nothing of the FIFO's memory, its read decision or level, nothing growing with rows."""
     from golden.tools.cli import build_dir
     from hdl.build import UNITS
-    from hdl.output_fifo import queue_slots
+    from hdl.mxu.output_fifo import queue_slots
     from synth.stall_cone import measure
 
     params = dict(mul_stages=1, add_stages=1, **params)

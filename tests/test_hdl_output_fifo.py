@@ -1,4 +1,4 @@
-"""hdl.output_fifo.OutputFIFO: order, no loss or duplicate, latency and full rate under
+"""hdl.mxu.output_fifo.OutputFIFO: order, no loss or duplicate, latency and full rate under
 random write and ready patterns (Amaranth's simulator; the writer counts credits as the MXU does),
 for the one-stage read and for ``ecp5``'s two (its blocks' behaviour, the ``formal`` platform's)."""
 
@@ -9,7 +9,7 @@ import pytest
 from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
-from hdl.output_fifo import OutputFIFO
+from hdl.mxu.output_fifo import OutputFIFO
 
 
 def run(depth, write_p, ready_p, cycles, seed, ram="block"):

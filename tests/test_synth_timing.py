@@ -244,7 +244,7 @@ def test_fused_pe_has_no_inferred_sync_resets(stages):
     from amaranth.back import rtlil
 
     from golden.tools.cli import build_dir
-    from hdl.mxu_pe import ProcessingElement
+    from hdl.mxu.element import ProcessingElement
     from hdl.toolchain import yosys_command
 
     pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1])
@@ -343,7 +343,7 @@ def test_fifo_ram_picks_the_memory_synthesis_maps(ram, bram, outreg):
     from amaranth.back import rtlil
 
     from golden.tools.cli import build_dir
-    from hdl.output_fifo import OutputFIFO
+    from hdl.mxu.output_fifo import OutputFIFO
 
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
     text = rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top")

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stream_parsers(sub) -> None:
     """``fifo`` and ``mxu``: the stream proofs (sim.formal.stream_proof)."""
-    from hdl.output_fifo import RAMS
+    from hdl.mxu.output_fifo import RAMS
 
     from .stream_fifo import FIFO_MUTANTS
     from .stream_mxu import MXU_MUTANTS

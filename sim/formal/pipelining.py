@@ -206,7 +206,7 @@ def check_pe(in_fmt="bf16", acc_fmt="fp32", *, mutant: int | None = None, timeou
     this and the units' own pipelining proofs (``check`` on ``product`` and ``product_add``,
     ``mul`` and ``add``): docs/formal.md. ``progress``: as ``check``'s.
     """
-    from hdl.mxu_pe import ProcessingElement
+    from hdl.mxu.element import ProcessingElement
 
     from .miter import PETop
     gate = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, fused=True)

@@ -13,7 +13,7 @@ from amaranth.hdl import Assert, Assume, Cover, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from hdl.output_fifo import OutputFIFO
+from hdl.mxu.output_fifo import OutputFIFO
 
 __all__ = ["FIFO_MUTANTS", "FIFOHarness", "track_fifo"]
 

@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.mxu import MXU
 from hdl.timing import unused
-from hdl.window_adder import window_layout
+from hdl.mxu.accumulation.window_adder import window_layout
 
 from .stream_fifo import track_fifo
 

@@ -1,6 +1,6 @@
 """The ``MXU``'s stream control: the credits for its output FIFO, the tile controller
 (``w.ready``, ``x.ready``, the active buffer), the weight writes on their way down the
-columns and the rows' valid tags (hdl/mxu.py's ``elaborate``).
+columns and the rows' valid tags (hdl/mxu/array.py's ``elaborate``).
 
 Each function takes the ``MXU`` being elaborated and its ``Module``; the control state goes
 into ``mxu.internals`` for the formal harnesses (sim.formal.stream_mxu).
@@ -13,10 +13,10 @@ from amaranth.lib import data
 
 from golden.rounding import Rounding
 
-from .mxu_anchor import column_exponent_bounds
+from .accumulation.bound_anchor import column_exponent_bounds
 from .output_fifo import OutputFIFO
-from .pipeline import select
-from .stochastic_rounder import StochasticRounder
+from ..pipeline import select
+from ..stochastic_rounder import StochasticRounder
 
 __all__ = ["controller", "credits", "row_tags"]
 

@@ -32,8 +32,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .ecp5_bram import MAX_DEPTH as ECP5_DEPTH, ecp5_memory
-from .params import choice_param, int_param
+from ..ecp5_bram import MAX_DEPTH as ECP5_DEPTH, ecp5_memory
+from ..params import choice_param, int_param
 
 __all__ = ["RAMS", "READ_STAGES", "OutputFIFO", "fifo_latency", "queue_slots"]
 

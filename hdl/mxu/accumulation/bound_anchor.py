@@ -1,7 +1,7 @@
 """The ``MXU``'s bound anchor (golden.column's ``anchor=bound``): each column's window at
 the top of the array, anchored at the row's and the tile column's largest exponents.
 
-Each function takes the ``MXU`` being elaborated and its ``Module`` (hdl/mxu.py).
+Each function takes the ``MXU`` being elaborated and its ``Module`` (hdl/mxu/array.py).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from amaranth.hdl import Const, Module, Mux, Signal, signed
 
 from golden.formats import FloatFormat
 
-from .float import FloatLayout
-from .pipeline import delayed, select
-from .rounder import signed_width
+from ...float import FloatLayout
+from ...pipeline import delayed, select
+from ...rounder import signed_width
 
 __all__ = ["column_anchors", "column_exponent_bounds"]
 

@@ -8,13 +8,13 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import BF16, FP32
 
-from .adder import FPAdder
-from .multiplier import FPMultiplier
-from .params import check_exact_products, format_param, int_param
-from .product import ExactProduct
-from .pipeline import delayed
-from .product_adder import ProductAdder
-from .window_adder import WindowAdder
+from ..adder import FPAdder
+from ..multiplier import FPMultiplier
+from ..params import check_exact_products, format_param, int_param
+from ..product import ExactProduct
+from ..pipeline import delayed
+from ..product_adder import ProductAdder
+from .accumulation.window_adder import WindowAdder
 
 __all__ = ["ProcessingElement", "check_pe_stages", "late_sum", "pe_units"]
 
@@ -48,7 +48,7 @@ def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool = True,
                     terms: int = 1) -> tuple[int, int]:
     """``(mul_stages, add_stages)``, each checked against its unit's ``max_stages`` (a
     ValueError naming the parameter, before any processing element is built)."""
-    from .timing import unused
+    from ..timing import unused
     mul, add = pe_units(in_fmt, acc_fmt, fused, accumulator=accumulator, terms=terms)
     unused(mul, add)
     return (int_param("mul_stages", mul_stages, 0, mul.max_stages),

@@ -1,5 +1,5 @@
 """The ``MXU``'s output side: the rows leaving the array through the output accumulators
-and rounder lanes into the output FIFO, and the sticky flags (hdl/mxu.py's ``elaborate``).
+and rounder lanes into the output FIFO, and the sticky flags (hdl/mxu/array.py's ``elaborate``).
 
 Each function takes the ``MXU`` being elaborated and its ``Module``.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, memory
 
-from .stochastic_rounder import StochasticRounder
-from .xorshift import Xorshift32
+from ..stochastic_rounder import StochasticRounder
+from ..xorshift import Xorshift32
 
 __all__ = ["output"]
 
@@ -33,7 +33,7 @@ def output(mxu, m: Module, out_fifo, y_out, psums, col_flags, tag, platform):
     m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
     # y leaves from the FIFO's head register in the fabric, not from its memory (block
     # RAM on large arrays, whose read data arrives ~6 ns after the clock on ECP5), and
-    # y.ready never reaches the memory's read (hdl/output_fifo.py).
+    # y.ready never reaches the memory's read (hdl/mxu/output_fifo.py).
     m.d.comb += [y_out.valid.eq(out_fifo.r.valid), y_out.payload.eq(out_fifo.r.payload),
                  out_fifo.r.ready.eq(y_out.ready)]
 

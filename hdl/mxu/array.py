@@ -1,5 +1,5 @@
 """``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md;
-its control, bound anchor and output side: hdl/mxu_control.py, mxu_anchor.py, mxu_output.py).
+its control, bound anchor and output side: control.py, accumulation/bound_anchor.py, output.py).
 
 Streams (``amaranth.lib.stream``, valid/ready):
 
@@ -19,7 +19,7 @@ points and once at the end of each column);
 then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
 (``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
 ``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
-FIFO's fabric registers (``hdl.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
+FIFO's fabric registers (``hdl.mxu.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
 add, accumulator add and output rounding of the rows that left the array since the last
 ``flags_clear``.
 """
@@ -36,20 +36,20 @@ from golden.column import accumulator_param
 from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
 
-from .adder import FPAdder
-from .ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
-from .ecp5_dsp import dsp_param
-from .mxu_anchor import column_anchors
-from .mxu_control import controller, credits, row_tags
-from .mxu_output import output
-from .mxu_pe import ProcessingElement, check_pe_stages
-from .normalisation_point import NormalisationPoint, point_add_stages
+from ..adder import FPAdder
+from ..ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
+from ..ecp5_dsp import dsp_param
+from .accumulation.bound_anchor import column_anchors
+from .control import controller, credits, row_tags
+from .output import output
+from .element import ProcessingElement, check_pe_stages
+from .accumulation.normalisation_point import NormalisationPoint, point_add_stages
 from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
-from .params import check_exact_products, choice_param, format_param, int_param, rounding_param
-from .pipeline import delayed
-from .timing import segments, unused
-from .window_adder import check_accumulator
-from .window_rounder import WindowRounder
+from ..params import check_exact_products, choice_param, format_param, int_param, rounding_param
+from ..pipeline import delayed
+from ..timing import segments, unused
+from .accumulation.window_adder import check_accumulator
+from .accumulation.window_rounder import WindowRounder
 
 __all__ = ["MXU"]
 
@@ -102,7 +102,7 @@ class MXU(wiring.Component):
         ``hdl.build`` writes beside it); the same bits and latency.
     fifo_ram : str
         The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
-        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/output_fifo.py):
+        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/mxu/output_fifo.py):
         the same bits and latency; ``ecp5``: instantiated ECP5 DP16KD block RAMs with their output
         registers (hdl/ecp5_bram.py; an ECP5-only design, simulated with the model ``hdl.build``
         writes beside it), the same bits, ``latency`` one cycle more.
@@ -353,7 +353,7 @@ class MXU(wiring.Component):
 
     @property
     def bound_anchor(self) -> bool:
-        """Whether the column accumulator's anchor is ``bound`` (hdl/mxu_anchor.py)."""
+        """Whether the column accumulator's anchor is ``bound`` (accumulation/bound_anchor.py)."""
         return self.accumulator is not None and self.accumulator.anchor == "bound"
 
     def _array(self, m, x_row, x_sel, w_writes, tile_bounds):

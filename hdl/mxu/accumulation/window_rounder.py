@@ -7,10 +7,10 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from golden.formats import BF16, FP32
 from golden.rounding import Flags, Rounding
 
-from .adder import _count_width, _halves, _lzc_depth, _shift_steps, leading_zeros
-from .pipeline import Delay
-from .rounder import Rounder, signed_width
-from .unit import ArithmeticUnit
+from ...adder import _count_width, _halves, _lzc_depth, _shift_steps, leading_zeros
+from ...pipeline import Delay
+from ...rounder import Rounder, signed_width
+from ...unit import ArithmeticUnit
 from .window_adder import window_params
 
 __all__ = ["WindowRounder"]

@@ -1,5 +1,5 @@
 """Every published and tested design's generated files, written or compared byte for byte:
-``python -m synth.snapshot write DIR`` then, after a change, ``python -m synth.snapshot
+``python -m tests.snapshot write DIR`` then, after a change, ``python -m tests.snapshot
 compare DIR``.
 
 A refactoring of hdl/ that claims "no bit changes" is checked with it: the designs are every
@@ -62,7 +62,7 @@ def jobs() -> list[tuple]:
     kind, stages))``."""
     from sim.configs import CONFIGS, MXUS
 
-    from .timing import PLAN
+    from synth.timing import PLAN
     units = [("unit", (u, p)) for u, p in CONFIGS + MXUS]
     units += [("unit", ("mxu", p)) for p in _published_arrays() + _matrix()]
     timed = sorted({(kind, stages if not isinstance(stages, list) else tuple(stages))
@@ -78,7 +78,7 @@ def _write(job, out: Path) -> None:
         unit, params = args
         emit(UNITS[unit], *UNITS[unit].build(**params), out)
         return
-    from .timing import component
+    from synth.timing import component
     design, name = component(*args)
     write_text(out / f"timing_{name}.v", to_verilog(design, name))
 
@@ -102,13 +102,13 @@ def compare(reference: Path, work: Path) -> list[str]:
 
 
 def _parser() -> Parser:
-    parser = Parser(prog="python -m synth.snapshot", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m tests.snapshot", description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=("write", "compare"))
     parser.add_argument("folder", type=Path, help="where the reference snapshot is (or goes)")
     return parser
 
 
-@command("python -m synth.snapshot")
+@command("python -m tests.snapshot")
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.action == "write":

@@ -8,8 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import BF16, FP32
 
-from .params import int_param
-from .timing import unused
+from ...params import int_param
+from ...timing import unused
 from .window_adder import WindowAdder, window_params
 from .window_rounder import WindowRounder
 

@@ -9,12 +9,12 @@ from amaranth.lib import data
 from golden.column import MAX_TERMS, ColumnAccumulator, headroom
 from golden.formats import BF16, FP32, FloatFormat
 
-from .adder import _halves, _shift_steps
-from .float import FloatLayout
-from .params import check_exact_products, choice_param, format_param, int_param
-from .pipeline import Delay
-from .product import raw_product_layout
-from .unit import ArithmeticUnit
+from ...adder import _halves, _shift_steps
+from ...float import FloatLayout
+from ...params import check_exact_products, choice_param, format_param, int_param
+from ...pipeline import Delay
+from ...product import raw_product_layout
+from ...unit import ArithmeticUnit
 
 __all__ = ["WindowAdder", "window_layout", "window_params", "check_accumulator", "TERMS"]
 
