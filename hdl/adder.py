@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib.wiring import In
 
 from golden.formats import FP32
@@ -15,74 +15,10 @@ from .float import FloatLayout
 from .params import format_param, rounding_param
 from .pipeline import Delay, select
 from .rounder import Rounder, signed_width
+from .shift import count_width, halves, lzc_depth, lzc_join, lzc_leaves, lzc_result, shift_steps
 from .unit import ArithmeticUnit
 
-__all__ = ["FPAdder", "leading_zeros"]
-
-
-def leading_zeros(value) -> Value:
-    """Leading zero count of ``value`` (its width for 0), a log-depth tree: each level
-    joins two halves' (all zero, count) pairs with one mux."""
-    return _lzc_result(_lzc_join(_lzc_leaves(value), _lzc_depth(len(value))), len(value))
-
-
-def _lzc_size(w: int) -> int:
-    """The count tree's width: ``w`` bits rounded up to a power of two (at least 2)."""
-    return 1 << max(1, (w - 1).bit_length())
-
-
-def _lzc_depth(w: int) -> int:
-    """Joins from the leaves (bit pairs) to the root of the count tree of ``w`` bits."""
-    return _lzc_size(w).bit_length() - 2
-
-
-def _lzc_leaves(value) -> list:
-    """The tree's leaves: (all zero, count) of each bit pair, the value padded to a power of two."""
-    w, size = len(value), _lzc_size(len(value))
-    # Padding below with 1 then 0s keeps the count at w for value 0 without a final mux.
-    bits = Cat(Const(1 << (size - w - 1), size - w), value) if size > w else value
-    return [(~(bits[i + 1] | bits[i]), ~bits[i + 1]) for i in range(0, size, 2)]
-
-
-def _lzc_join(level: list, times: int) -> list:
-    """``times`` levels of the tree: neighbouring (all zero, count) pairs joined."""
-    for _ in range(times):
-        level = [(lo_zero & hi_zero, select(hi_zero, Cat(lo_count, 1), Cat(hi_count, 0)))
-                 for (lo_zero, lo_count), (hi_zero, hi_count) in zip(level[0::2], level[1::2])]
-    return level
-
-
-def _lzc_result(level: list, w: int) -> Value:
-    """The count at the tree's root (``w`` for an all-zero value)."""
-    (zero, count), = level
-    return count if _lzc_size(w) > w else select(zero, w, count)
-
-
-def _count_width(w: int) -> int:
-    """Width of ``leading_zeros`` of ``w`` bits."""
-    size = _lzc_size(w)
-    return size.bit_length() - 1 if size > w else w.bit_length()
-
-
-def _shift_steps(value, amount, steps, left=False, sticky=None):
-    """``value`` shifted by the bits ``steps`` of ``amount`` (one mux level each), width
-    kept; right shifts OR what they drop into ``sticky``."""
-    w, signed_value = len(value), Value.cast(value).shape().signed
-    for k in steps:
-        by, on = 1 << k, amount[k]
-        if not left:
-            sticky = sticky | (on & value[:min(by, w)].any())
-        # A signed value shifts right arithmetically: its sign bit fills.
-        fill = value[-1].replicate(min(by, w)) if signed_value else Const(0, min(by, w))
-        shifted = (value << by)[:w] if left else Cat(value[by:] if by < w else Const(0, 0), fill)
-        # Gates, not a multiplexer: the filled bits would be a register's inferred reset.
-        value = select(on, shifted, value)[:w]
-    return (value.as_signed() if signed_value else value), sticky
-
-
-def _halves(n: int) -> tuple[list[int], list[int]]:
-    """A shift amount's ``n`` bits as the shifter's two halves (upper steps first)."""
-    return list(range(n - 1, n // 2 - 1, -1)), list(range(n // 2 - 1, -1, -1))
+__all__ = ["FPAdder"]
 
 
 def _fine_names(prefix: str, steps: list[int]) -> list[str]:
@@ -147,9 +83,9 @@ class FPAdder(ArithmeticUnit):
         f, p = self.fmt, self.fmt.precision
         g = (rand_bits or 1) + 2
         width = g + p + 1
-        a_hi, a_lo = (_fine_names("align", half) for half in _halves((g + p).bit_length()))
-        n_hi, n_lo = (_fine_names("norm", half) for half in _halves(_count_width(width)))
-        lzc, joins = (width - 1).bit_length(), _lzc_depth(width) // 2
+        a_hi, a_lo = (_fine_names("align", half) for half in halves((g + p).bit_length()))
+        n_hi, n_lo = (_fine_names("norm", half) for half in halves(count_width(width)))
+        lzc, joins = (width - 1).bit_length(), lzc_depth(width) // 2
         cuts = [("input", Delay()),
                 ("classified", Delay(0.5)),                 # operand classes
                 ("compared", Delay(0.5, f.width - 1)),      # magnitude compare, both exponent differences
@@ -179,15 +115,15 @@ class FPAdder(ArithmeticUnit):
         return Mux(subtract, big - small - sticky, big + small)
 
     def _steps(self, m, prefix, steps, value, dropped, amount, carry, left=False):
-        """One half of a shifter (``_shift_steps``), a fine cut point (``_fine_names``) after
+        """One half of a shifter (``shift_steps``), a fine cut point (``_fine_names``) after
         each step but the last, ``carry`` (a dict) travelling alongside; returns the shifted
         value, the sticky bit, the amount and ``carry`` after the half's last step."""
         for k, name in zip(steps, _fine_names(prefix, steps)):
-            value, dropped = _shift_steps(value, amount, [k], left=left, sticky=dropped)
+            value, dropped = shift_steps(value, amount, [k], left=left, sticky=dropped)
             v = self._stages.cut(m, name, shifted=value, dropped=dropped, amount=amount, **carry)
             value, dropped, amount = v.pop("shifted"), v.pop("dropped"), v.pop("amount")
             carry = v
-        value, dropped = _shift_steps(value, amount, steps[-1:], left=left, sticky=dropped)
+        value, dropped = shift_steps(value, amount, steps[-1:], left=left, sticky=dropped)
         return value, dropped, amount, carry
 
     def elaborate(self, platform):
@@ -247,7 +183,7 @@ class FPAdder(ArithmeticUnit):
         drop bits into sticky as they go."""
         cut, g, p = self._stages.cut, self.guard_bits, self.fmt.precision
         n = (g + p).bit_length()
-        hi, lo = _halves(n)
+        hi, lo = halves(n)
         shift = select(v["shift"] > g + p, g + p, v["shift"])[:n]
         v = cut(m, "clamped", shift=shift, sig_s=v["sig_s"], sig_l=v["sig_l"], **side)
         small, sticky, shift, carry = self._steps(m, "align", hi, Cat(Const(0, g), v["sig_s"]), Const(0, 1),
@@ -272,15 +208,15 @@ class FPAdder(ArithmeticUnit):
         side = {k: v[k] for k in side}
 
         width = g + p + 1
-        joins = _lzc_depth(width) // 2
-        level = _lzc_join(_lzc_leaves(v["total"]), joins)
+        joins = lzc_depth(width) // 2
+        level = lzc_join(lzc_leaves(v["total"]), joins)
         if self._stages.count["lzc_half"]:
             cw = len(level[0][1])
             u = cut(m, "lzc_half", lzc_zero=Cat(*(z for z, _ in level)), lzc_count=Cat(*(c for _, c in level)),
                     total=v["total"], sticky=v["sticky"], **side)
             level = [(u["lzc_zero"][i], u["lzc_count"][i * cw:(i + 1) * cw]) for i in range(len(level))]
             v, side = {k: u[k] for k in ("total", "sticky")}, {k: u[k] for k in side}
-        zeros = _lzc_result(_lzc_join(level, _lzc_depth(width) - joins), width)
+        zeros = lzc_result(lzc_join(level, lzc_depth(width) - joins), width)
         v = cut(m, "counted", zeros=zeros, total=v["total"], sticky=v["sticky"], **side)
         return v, side
 
@@ -292,8 +228,8 @@ class FPAdder(ArithmeticUnit):
         lo_e, hi_e = -f.bias - g - p, f.exp_max_field - f.bias + width - g - p
         exp = Signal(signed(signed_width(lo_e, hi_e)))
         m.d.comb += exp.eq(v["exp_l"] - f.bias + (width - g - p) - v["zeros"])
-        assert len(v["zeros"]) == _count_width(width)
-        hi, lo = _halves(len(v["zeros"]))
+        assert len(v["zeros"]) == count_width(width)
+        hi, lo = halves(len(v["zeros"]))
         side = {k: v[k] for k in side if k != "exp_l"}
         sig, _, zeros, carry = self._steps(m, "norm", hi, v["total"], Const(0, 1), v["zeros"],
                                            {"exp": exp, "exact_zero": v["total"] == 0, "sticky": v["sticky"],

@@ -181,9 +181,9 @@ def module_name(unit: Unit, component) -> str:
             parts.append("unfused")
         if component.axi_stream:
             parts.append("axis")
-        if component.accumulator is not None:
-            parts.append(component.accumulator.key)
-        return "_".join(parts + _dsp_part(component) + ([f"{component.fifo_ram}fifo"] if component.fifo_ram != "block" else []))
+        parts.append(component.accumulation.key)
+        return "_".join([p for p in parts if p] + _dsp_part(component)
+                        + ([f"{component.fifo_ram}fifo"] if component.fifo_ram != "block" else []))
     fmts = [getattr(component, n) for n in ("in_fmt", "out_fmt", "fmt") if hasattr(component, n)]
     rounding = _name_part(component.rounding)
     if component.rand_bits is not None and component.rounding is Rounding.STOCHASTIC:
@@ -202,18 +202,15 @@ def _dsp_part(component) -> list[str]:
 
 def to_verilog(component, name: str) -> str:
     """The component as Verilog module ``name``, its ports in signature order. An MXU's
-    processing elements are one module, ``NAME_pe``, instantiated ``rows * cols`` times,
-    and its normalisation points one, ``NAME_point`` (written after the array's own modules)."""
-    pe_text = ""
-    if isinstance(component, MXU):
-        pe_text = verilog.convert(component.processing_element(), name=f"{name}_pe", emit_src=False)
-        component.instance_processing_elements(f"{name}_pe", reset=_has_port(pe_text, f"{name}_pe", "rst"))
-        if component.point_rows:
-            point_text = verilog.convert(component.normalisation_point(), name=f"{name}_point", emit_src=False)
-            component.instance_normalisation_points(f"{name}_point",
-                                                    reset=_has_port(point_text, f"{name}_point", "rst"))
-            pe_text += point_text
-    text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + pe_text)
+    repeated parts (``MXU.shared_parts``: the processing elements, any normalisation points)
+    are one module each, ``NAME_pe``, ``NAME_point``, instantiated where they are used and
+    written after the array's own modules."""
+    parts_text = ""
+    for part, (build, use) in (component.shared_parts() if isinstance(component, MXU) else {}).items():
+        text = verilog.convert(build(), name=f"{name}_{part}", emit_src=False)
+        use(f"{name}_{part}", reset=_has_port(text, f"{name}_{part}", "rst"))
+        parts_text += text
+    text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + parts_text)
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 
@@ -232,7 +229,7 @@ def _parameters(component, values: dict) -> dict:
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
     if "accumulator" in params:         # as golden.column spells it: one design, one manifest
-        params["accumulator"] = "fp32" if component.accumulator is None else str(component.accumulator)
+        params["accumulator"] = component.accumulation.spec
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     return params
@@ -309,10 +306,9 @@ def _depth_choices(unit: Unit, kwargs: dict):
         probe, _ = unit.build(**kwargs, stages=0)
         timing.unused(probe)
         return [{"stages": n} for n in range(probe.max_stages + 1)]
-    from golden.column import accumulator_param
     from .mxu.element import ProcessingElement
     probe = ProcessingElement(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
-                              accumulator=accumulator_param("accumulator", kwargs.get("accumulator")))
+                              accumulator=kwargs.get("accumulator"))
     timing.unused(probe)
     mul_max, add_max = probe.mul.max_stages, probe.add.max_stages
     rows = kwargs.get("rows", 4)
@@ -340,25 +336,20 @@ def _array_mhz(component, values: dict, arch: str) -> dict:
     """An MXU's figure from measured arrays (``array_timing.array_mhz``)."""
     design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
     design["pe"] = "fused" if component.fused_pe else "generic"
-    # docs/mxu-pnr.csv spells the default accumulator "fp32": an array is derated only by
-    # arrays of its own accumulator.
-    design["accumulator"] = design.get("accumulator") or "fp32"
     defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
-    accumulator = None if component.accumulator is None else str(component.accumulator)
     return array_timing.array_mhz(arch, design, defaults, functools.partial(
-        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe, accumulator,
-        component.rows))
+        _element_mhz, arch, component.in_fmt.name, component.acc_fmt.name, component.fused_pe,
+        component.accumulation.spec, component.rows))
 
 
 @functools.cache
-def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator: str | None, terms: int,
+def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator: str, terms: int,
                  mul_stages: int, add_stages: int) -> float:
-    """The delay model's Fmax of an MXU's processing element (its accumulator's, for
+    """The delay model's Fmax of an MXU's processing element (its accumulation's, for
     ``terms`` rows)."""
-    from golden.column import accumulator_param
     from .mxu.element import ProcessingElement
     pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
-                           accumulator=accumulator_param("accumulator", accumulator), terms=terms)
+                           accumulator=accumulator, terms=terms)
     timing.unused(pe)
     return timing.predict_mhz(pe, arch)
 

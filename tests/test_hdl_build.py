@@ -16,7 +16,7 @@ from hdl.mxu import MXU
 from hdl.pipeline import Delay, Stages
 from hdl.stochastic_rounder import StochasticRounder
 from hdl.verilator_config import WAIVERS, verilator_config
-from hdl.mxu.accumulation.window_adder import WindowAdder
+from hdl.mxu.accumulation.window_adder import RunningWindowAdder
 from hdl.xorshift import Xorshift32
 from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, ECP5_DSP, MXUS
@@ -114,7 +114,7 @@ def test_list_and_help(tmp_path):
     (lambda: MXU(rows=2, cols=2, convert_inputs=1), "convert_inputs must be True or False"),
     (lambda: MXU(rows=2, cols=2, out_rounding="up"), "out_rounding: unknown rounding 'up'"),
     (lambda: MXU(rows=2.0, cols=2), "rows must be an integer"),
-    (lambda: WindowAdder(accumulator=ColumnAccumulator(window=20), term="sum"),
+    (lambda: RunningWindowAdder(accumulator=ColumnAccumulator(window=20), term="sum"),
      "term must be one of product, rounded, not 'sum'"),
     (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),

@@ -11,7 +11,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from hdl import timing
-from hdl.adder import FPAdder, leading_zeros
+from hdl.adder import FPAdder
+from hdl.shift import leading_zeros
 from hdl.multiplier import FPMultiplier
 from hdl.stochastic_rounder import StochasticRounder
 

@@ -32,24 +32,19 @@ from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.column import accumulator_param
 from golden.formats import BF16, FP32
 from golden.ops import convert_sr_bits
 
 from ..adder import FPAdder
 from ..ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
 from ..ecp5_dsp import dsp_param
-from .accumulation.bound_anchor import column_anchors
-from .control import controller, credits, row_tags
-from .output import output
-from .element import ProcessingElement, check_pe_stages
-from .accumulation.normalisation_point import NormalisationPoint, point_add_stages
-from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
 from ..params import check_exact_products, choice_param, format_param, int_param, rounding_param
-from ..pipeline import delayed
-from ..timing import segments, unused
-from .accumulation.window_adder import check_accumulator
-from .accumulation.window_rounder import WindowRounder
+from ..timing import unused
+from .accumulation import resolve_accumulation
+from .control import controller, credits, row_tags
+from .element import ProcessingElement, check_pe_stages
+from .output import output
+from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
 
 __all__ = ["MXU"]
 
@@ -132,13 +127,10 @@ class MXU(wiring.Component):
         if self.acc_depth == 1 or self.acc_depth & (self.acc_depth - 1):
             raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {self.acc_depth}")
         self.fused_pe = fused_pe
-        self.accumulator = accumulator_param("accumulator", accumulator)
-        if self.accumulator is not None:
-            check_accumulator(self.accumulator, self.in_fmt, self.acc_fmt)
-            if not fused_pe:
-                raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
+        self.accumulation = resolve_accumulation("accumulator", accumulator)
+        self.accumulation.check(self.in_fmt, self.acc_fmt, fused_pe)
         self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
-                                                           fused_pe, self.accumulator, self.rows)
+                                                           fused_pe, self.accumulation, self.rows)
         self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
         self.fifo_ram = choice_param("fifo_ram", fifo_ram, FIFO_RAMS)
 
@@ -205,31 +197,29 @@ class MXU(wiring.Component):
         return self._probe_element
 
     @property
+    def accumulator(self):
+        """golden's description of the column sum (``Accumulation.golden``): None or a
+        ``ColumnAccumulator``."""
+        return self.accumulation.golden
+
+    @property
+    def column(self):
+        """The accumulation planned for this array (``Accumulation.column``): its latencies and
+        the logic at the top, on the way and at the edge of each column."""
+        if not hasattr(self, "_column"):
+            self._column = self.accumulation.column(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, rows=self.rows,
+                                                    cols=self.cols, mul_stages=self.mul_stages, element=self._element)
+        return self._column
+
+    @property
     def point_rows(self) -> list[int]:
         """The rows with a normalisation point above them (``G, 2G, ... < rows``)."""
-        group = self.accumulator.group if self.accumulator is not None else 0
-        return list(range(group, self.rows, group)) if group else []
-
-    def _points_above(self, k: int) -> int:
-        """Normalisation points between row 0 and row ``k``."""
-        return sum(r <= k for r in self.point_rows)
+        return self.column.point_rows
 
     @property
     def point_latency(self) -> int:
-        """Cycles a partial sum spends in one normalisation point (0 without any):
-        ``round_stages`` and its adder's stages (``point_add_stages``, the fewest no slower
-        than the element), then its output register."""
-        if not self.point_rows:
-            return 0
-        if not hasattr(self, "_point_latency"):
-            add_stages = point_add_stages(self._pe_cost, round_stages=self.round_stages, **self._window_args())
-            self._point_latency = self.round_stages + add_stages + 1
-        return self._point_latency
-
-    def _row_skew(self, k: int) -> int:
-        """Cycles row ``k``'s activation waits after the entry register: the partial sums'
-        time in the rows and normalisation points above it."""
-        return k * self.psum_latency + self._points_above(k) * self.point_latency
+        """Cycles a partial sum spends in one normalisation point (0 without any)."""
+        return self.column.point_latency
 
     @property
     def array_latency(self) -> int:
@@ -237,60 +227,24 @@ class MXU(wiring.Component):
         FIFO, the accumulators and the sticky flags): ``rows * psum_latency + mul_stages +
         sum_wait + round_stages + result_register + cols + points * point_latency +
         anchor_wait`` (the entry register, skew, processing elements, normalisation points,
-        column rounders and their result registers, de-skew, the bound anchor's wait)."""
+        column rounders and their result registers, de-skew, the column anchor's wait)."""
         return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
                 + self.sum_wait + self.round_stages + self.result_register + self.cols + self.anchor_wait)
 
     @property
     def result_register(self) -> int:
-        """Registers after each column's ``WindowRounder`` (0 without a column accumulator):
-        1, so that the output FIFO's block RAM takes its write data from a flip-flop, not
-        from the rounder's last logic (a placed 12x12's clock: the last column has no
-        de-skew register)."""
-        return int(self.accumulator is not None)
+        """Registers after each column's edge rounder (0 without one)."""
+        return self.column.result_register
 
     @property
     def anchor_wait(self) -> int:
-        """Cycles the rows wait before the array for the bound anchor's row maximum (0
-        without ``anchor=bound``): the maximum takes a register per compare level, and of its
-        ``ceil(log2(rows))`` levels ``max(mul_stages, 1) - 1`` fit while the product is
-        computed."""
-        if not self.bound_anchor:
-            return 0
-        return max(0, self.row_max_levels - (max(self.mul_stages, 1) - 1))
-
-    @property
-    def row_max_levels(self) -> int:
-        """Compare levels of the tree that finds the row's largest exponent."""
-        return (self.rows - 1).bit_length()
+        """Cycles the rows wait before the array for the column's anchor (0 without one)."""
+        return self.column.anchor_wait
 
     @property
     def round_stages(self) -> int:
-        """Register stages of each column's ``WindowRounder`` (0 without a column
-        accumulator): the fewest whose slowest segment is estimated (``pipeline.Delay``)
-        no slower than the processing element's."""
-        if self.accumulator is None:
-            return 0
-        if not hasattr(self, "_round_stages"):
-            probe = WindowRounder(**self._window_args())
-            unused(probe)
-            for stages in range(probe.max_stages + 1):
-                rounder = WindowRounder(**self._window_args(), stages=stages)
-                unused(rounder)
-                if max(d.cost for d in rounder.segments) <= self._pe_cost:
-                    break
-            self._round_stages = stages
-        return self._round_stages
-
-    @property
-    def _pe_cost(self) -> float:
-        """The processing element's slowest segment (``pipeline.Delay.cost``)."""
-        if not hasattr(self, "_pe_worst"):
-            self._pe_worst = max(d.cost for d in segments(self._element))
-        return self._pe_worst
-
-    def _window_args(self) -> dict:
-        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator, "terms": self.rows}
+        """Register stages of each column's edge rounder (0 without one)."""
+        return self.column.round_stages
 
     @property
     def latency(self) -> int:
@@ -323,7 +277,7 @@ class MXU(wiring.Component):
         the old tile (the last, row ``rows - 1`` of column ``cols - 1``, in the last of them):
         ``w.ready`` stays low for them (``(rows - 1) * psum_latency + points *
         point_latency + cols - 1 + anchor_wait``)."""
-        return self._row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
+        return self.column.row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
 
     def _stream_ports(self, m):
         """The ``w``, ``x``, ``y`` streams, wired to the AXI4-Stream ports if asked."""
@@ -345,70 +299,46 @@ class MXU(wiring.Component):
         self.internals = SimpleNamespace()
         w_in, x_in, y_out = self._stream_ports(m)
         out_fifo, take, free_next = credits(self, m, x_in, y_out)
-        x_row, x_sel, w_writes, tile_bounds = controller(self, m, w_in, x_in, take, free_next)
-        psums, col_flags = self._array(m, x_row, x_sel, w_writes, tile_bounds)
+        x_row, x_sel, w_writes, tile = controller(self, m, w_in, x_in, take, free_next)
+        psums, col_flags = self._array(m, x_row, x_sel, w_writes, tile)
         tag = row_tags(self, m, x_in, take)
         output(self, m, out_fifo, y_out, psums, col_flags, tag, platform)
         return m
 
-    @property
-    def bound_anchor(self) -> bool:
-        """Whether the column accumulator's anchor is ``bound`` (accumulation/bound_anchor.py)."""
-        return self.accumulator is not None and self.accumulator.anchor == "bound"
-
-    def _array(self, m, x_row, x_sel, w_writes, tile_bounds):
-        """The processing elements with their entry, skew and de-skew registers; advances
-        every cycle. Returns each column's partial sum and flags as they leave, aligned."""
-        k_rows, n_cols = self.rows, self.cols
+    def _array(self, m, x_row, x_sel, w_writes, tile):
+        """The processing elements with their entry, skew and de-skew registers, and the
+        column's own logic (``column``: top, normalisation points, edge); advances every
+        cycle. Returns each column's sum and flags as they leave, aligned."""
+        k_rows, n_cols, column = self.rows, self.cols, self.column
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
         self.internals.pes = pes
         for k in range(k_rows):
-            # Entry and skew: row k's activation waits 1 + anchor_wait + _row_skew(k) cycles,
+            # Entry and skew: row k's activation waits 1 + anchor_wait + row_skew(k) cycles,
             # with its buffer tag. The entry register (row 0 too) lets the array start from
-            # flip-flops rather than from the controller's swap logic (the 8x8's critical path
-            # without it).
+            # flip-flops rather than from the controller's swap logic.
             x, sel = x_row[k], x_sel
-            for d in range(1 + self.anchor_wait + self._row_skew(k)):
+            for d in range(1 + self.anchor_wait + column.row_skew(k)):
                 x_r, sel_r = Signal(self.in_fmt.width, name=f"skew{k}_{d}"), Signal(name=f"skew{k}_{d}_sel")
                 m.d.sync += [x_r.eq(x), sel_r.eq(sel)]
                 x, sel = x_r, sel_r
             for j in range(n_cols):
                 pe = pes[k][j]
                 above = pes[k - 1][j] if k else None
-                fed = k in self.point_rows          # by a normalisation point (_points)
+                fed = k in column.point_rows          # by a normalisation point (column.connect)
                 m.d.comb += [pe.x_in.eq(x), pe.sel_in.eq(sel),
                              *([] if fed else [pe.flags_in.eq(above.flags_out if above else 0)]),
                              pe.w_we.eq(w_writes[k][j].we & (w_writes[k][j].row == k)),
                              pe.w_buf.eq(w_writes[k][j].buf), pe.w_data.eq(w_writes[k][j].data)]
                 if above is not None and not fed:
                     m.d.comb += pe.psum_in.eq(above.psum_out)
-                elif above is None and not self.bound_anchor:
-                    m.d.comb += pe.psum_in.eq(0)            # +0, or the empty window
+                elif above is None:
+                    column.start(m, pe)
                 x, sel = pe.x_out, pe.sel_out
-        tops = column_anchors(self, m, x_row, pes, tile_bounds) if self.bound_anchor else [None] * n_cols
-        for j, window in enumerate(tops):
-            column = [pes[k][j] for k in range(k_rows)]
-            if window is not None and self._element.late_sum:
-                # The anchor comes with the product and travels down beside the partial sums;
-                # the first element adds its product to the empty window.
-                m.d.comb += [column[0].anchor_in.eq(window.exp), column[0].psum_in.eq(0),
-                             *(below.anchor_in.eq(above.anchor_out) for above, below in zip(column, column[1:]))]
-            elif window is not None:
-                m.d.comb += column[0].psum_in.eq(window)
-            self._points(m, column, window, j)
-        # De-skew: column j waits cols - 1 - j cycles (after its rounder and the rounder's
-        # result register, with a column accumulator).
+        column.connect(m, x_row, pes, tile, self._normalisation_point)
+        # De-skew: column j waits cols - 1 - j cycles (after its edge, if any).
         psums, col_flags = [], []
         for j in range(n_cols):
-            out, flags = pes[-1][j].psum_out, pes[-1][j].flags_out
-            if self.accumulator is not None:
-                m.submodules[f"col_round{j}"] = rounder = self.column_rounder()
-                m.d.comb += [rounder.a.eq(out), rounder.flags_in.eq(flags), rounder.valid_in.eq(1)]
-                out, flags = rounder.result, rounder.flags
-                if self.result_register:
-                    r, f = Signal(self.acc_fmt.width, name=f"rounded{j}"), Signal(5, name=f"rounded{j}_flags")
-                    m.d.sync += [r.eq(out), f.eq(flags)]
-                    out, flags = r, f
+            out, flags = column.finish(m, pes[-1][j].psum_out, pes[-1][j].flags_out, j, self.column_rounder)
             for d in range(n_cols - 1 - j):
                 r, f = Signal(self.acc_fmt.width, name=f"deskew{j}_{d}"), Signal(5, name=f"deskew{j}_{d}_flags")
                 m.d.sync += [r.eq(out), f.eq(flags)]
@@ -417,44 +347,34 @@ class MXU(wiring.Component):
             col_flags.append(flags)
         return psums, col_flags
 
-    def _points(self, m, column, top, j):
-        """Column ``j``'s normalisation points between its elements ``column``: each takes
-        the window and flags of the element above and feeds the element below; with the
-        bound anchor, ``top`` (the column's first window) carries the anchor, delayed
-        beside the windows to each point."""
-        anchor, at = (top.exp if top is not None else 0), 0      # ``at`` cycles after the top window
-        for k in self.point_rows:
-            arrives = self._row_skew(k - 1) + self.psum_latency     # the window at the point
-            if top is not None:
-                anchor = delayed(m, anchor, arrives - at, f"point{k}_{j}_anchor_")
-            at = arrives
-            point = self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
-            m.d.comb += [point.a.eq(column[k - 1].psum_out), point.flags_in.eq(column[k - 1].flags_out),
-                         point.anchor.eq(anchor),
-                         column[k].psum_in.eq(point.result), column[k].flags_in.eq(point.flags)]
-
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
         return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                 add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulator,
+                                 add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulation,
                                  terms=self.rows, mul_dsp=self.mul_dsp)
 
-    def instance_processing_elements(self, module: str, reset: bool) -> None:
-        """Elaborate each processing element as an instance of the Verilog module ``module``
-        (``processing_element()`` converted on its own; ``reset``: it has an ``rst`` port),
-        so the array's Verilog holds one module per distinct element, not one per element."""
-        self._pe_module = (module, reset)
-
-    def instance_normalisation_points(self, module: str, reset: bool) -> None:
-        """As ``instance_processing_elements``, for the normalisation points
-        (``normalisation_point()`` converted on its own)."""
-        self._point_module = (module, reset)
+    def shared_parts(self) -> dict:
+        """The parts a build converts once as Verilog modules of their own: name -> (the
+        component's factory, ``use(module, reset)``: instantiate that module, with an ``rst``
+        port if ``reset``, wherever the part is used). The processing element (``pe``), and
+        the column's own (``Column.parts``: ``point``, a normalisation point)."""
+        def use(attribute):
+            return lambda module, reset: setattr(self, attribute, (module, reset))
+        parts = {"pe": (self.processing_element, use("_pe_module"))}
+        parts.update({name: (getattr(self, factory), use(f"_{name}_module"))
+                      for name, factory in self.column.parts().items()})
+        return parts
 
     _pe_module = _point_module = None
 
+    def _normalisation_point(self, m, k, j):
+        """The normalisation point above element ``(k, j)``, added to ``m`` (as
+        ``_processing_element``)."""
+        return self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
+
     def _processing_element(self, m, k, j):
         """Processing element ``(k, j)`` added to ``m``: the component, or an instance of
-        ``instance_processing_elements``'s module with a signal per port."""
+        ``shared_parts``' module with a signal per port."""
         return self._instance(m, f"pe_{k}_{j}", self.processing_element(), self._pe_module)
 
     @staticmethod
@@ -474,13 +394,12 @@ class MXU(wiring.Component):
         return ports
 
     def column_rounder(self):
-        """One column's ``WindowRounder`` (with a column accumulator), unelaborated."""
-        return WindowRounder(**self._window_args(), stages=self.round_stages)
+        """One column's edge rounder (``column.rounder``), unelaborated."""
+        return self.column.rounder()
 
     def normalisation_point(self):
-        """One ``NormalisationPoint`` (with a column accumulator's ``g``), unelaborated."""
-        return NormalisationPoint(**self._window_args(), round_stages=self.round_stages,
-                                  add_stages=self.point_latency - self.round_stages - 1)
+        """One normalisation point (``column.normalisation_point``), unelaborated."""
+        return self.column.normalisation_point()
 
     def accumulator_adder(self):
         """One column's accumulator adder (``acc_fmt``, RNE, combinational), unelaborated."""

@@ -13,7 +13,6 @@ from amaranth.lib import data
 
 from golden.rounding import Rounding
 
-from .accumulation.bound_anchor import column_exponent_bounds
 from .output_fifo import OutputFIFO
 from ..pipeline import select
 from ..stochastic_rounder import StochasticRounder
@@ -46,7 +45,7 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     """Weights go into the shadow buffer; a swap row makes it active (``x.ready`` waits
     for a complete shadow tile and a credit). Returns the rows entering the array (after
     input conversion), the buffer tag of the accepted row, the weight-write registers and,
-    with the bound anchor, the tiles' column bounds (``column_exponent_bounds``; else None)."""
+    what the column keeps of each tile as it loads (``Column.tile_state``; None: nothing)."""
     k_rows = mxu.rows
     active = Signal()            # the buffer new rows multiply with
     shadow_full = Signal()       # `rows` rows accepted: w waits for a swap
@@ -93,14 +92,14 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     w_row = _converted(mxu, m, w_in.payload, "w")
     x_row = _converted(mxu, m, x_in.payload.data, "x")
     w_writes = _weight_writes(mxu, m, w_in.valid & wload_open, load_row, ~active, w_row)
-    tile_bounds = column_exponent_bounds(mxu, m, w_writes[0], w_row) if mxu.bound_anchor else None
+    tile = mxu.column.tile_state(m, w_writes[0], w_row)
     mxu.internals.w_writes = w_writes
     x_sel = Signal()      # the buffer the accepted row multiplies with
     m.d.comb += x_sel.eq(active ^ swap)
     mxu.internals.__dict__.update(credit=credit, swap_open=swap_open,
                                   active=active, started=started, shadow_full=shadow_full, load_row=load_row,
                                   drain=drain, w_open=w_open, wload_open=wload_open)
-    return x_row, x_sel, w_writes, tile_bounds
+    return x_row, x_sel, w_writes, tile
 
 
 def _converted(mxu, m: Module, values, name):

@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.mxu import MXU
 from hdl.timing import unused
-from hdl.mxu.accumulation.window_adder import window_layout
+from hdl.mxu.accumulation.window import window_layout
 
 from .stream_fifo import track_fifo
 
@@ -23,7 +23,7 @@ class _TagUnit(wiring.Component):
     """A multiplier or adder abstracted: ``result`` is ``a XOR b`` (zero-extended), ``stages``
     registers later; with ``flags``, its low five bits (so every row raises flags of its own),
     else none. With ``sum_wait`` (an element's adder that takes the partial sum late,
-    ``WindowAdder``'s ``late_sum``), ``a`` comes ``sum_wait`` cycles after ``b`` and after
+    ``LateBoundWindowAdder``), ``a`` comes ``sum_wait`` cycles after ``b`` and after
     ``anchor`` (ignored), as the real adder's do."""
 
     def __init__(self, in_width: int, out_width: int, stages: int, *, flags: bool, name: str, sum_wait: int = 0,

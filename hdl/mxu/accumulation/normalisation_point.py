@@ -10,7 +10,8 @@ from golden.formats import BF16, FP32
 
 from ...params import int_param
 from ...timing import unused
-from .window_adder import WindowAdder, window_params
+from .window import window_params
+from .window_adder import RunningWindowAdder
 from .window_rounder import WindowRounder
 
 __all__ = ["NormalisationPoint", "point_add_stages"]
@@ -27,15 +28,15 @@ def _segments(rounder, adder) -> list:
 
 
 def point_add_stages(worst: float, *, round_stages: int, **window_args) -> int:
-    """The fewest register stages of a point's ``WindowAdder`` whose slowest segment
+    """The fewest register stages of a point's ``RunningWindowAdder`` whose slowest segment
     (``round_stages`` in its rounder) is estimated (``pipeline.Delay.cost``) no slower than
     ``worst``, else its deepest pipeline; ``window_args``: ``in_fmt``, ``acc_fmt``,
     ``accumulator``, ``terms``."""
     rounder = WindowRounder(**window_args, stages=round_stages)
-    deepest = WindowAdder(**window_args, term="rounded")
+    deepest = RunningWindowAdder(**window_args, term="rounded")
     unused(rounder, deepest)
     for stages in range(deepest.max_stages + 1):
-        adder = WindowAdder(**window_args, term="rounded", stages=stages)
+        adder = RunningWindowAdder(**window_args, term="rounded", stages=stages)
         unused(adder)
         if max(d.cost for d in _segments(rounder, adder)) <= worst:
             return stages
@@ -45,7 +46,7 @@ def point_add_stages(worst: float, *, round_stages: int, **window_args) -> int:
 class NormalisationPoint(wiring.Component):
     """A normalisation point between two rows of a column (golden.column): the incoming
     window rounded to ``acc_fmt`` (a ``WindowRounder``, RNE, FTZ), the rounded value the
-    first term of a fresh window (a ``WindowAdder`` with ``term="rounded"``), registered.
+    first term of a fresh window (a ``RunningWindowAdder`` with ``term="rounded"``), registered.
 
     The fresh window's anchor is the rounded value's exponent (running anchor), or the
     larger of it and the column's bound ``anchor`` (bound: golden.column's ``max(e, A)``).
@@ -67,12 +68,12 @@ class NormalisationPoint(wiring.Component):
             in_fmt, acc_fmt, accumulator, terms)
         args = {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator,
                 "terms": self.terms}
-        deepest = WindowRounder(**args), WindowAdder(**args, term="rounded")
+        deepest = WindowRounder(**args), RunningWindowAdder(**args, term="rounded")
         unused(*deepest)
         self.round_stages = int_param("round_stages", round_stages, 0, deepest[0].max_stages)
         self.add_stages = int_param("add_stages", add_stages, 0, deepest[1].max_stages)
         self.rounder = WindowRounder(**args, stages=round_stages)
-        self.adder = WindowAdder(**args, term="rounded", stages=add_stages)
+        self.adder = RunningWindowAdder(**args, term="rounded", stages=add_stages)
         super().__init__({"a": In(self.layout), "flags_in": In(5), "anchor": In(self.acc_fmt.exp_bits),
                           "result": Out(self.layout), "flags": Out(5)})
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Signal, signed
 
 from golden.formats import BF16, FP32
 from golden.rounding import Flags, Rounding
 
-from ...adder import _count_width, _halves, _lzc_depth, _shift_steps, leading_zeros
+from ...shift import count_width, halves, leading_zeros, lzc_depth, shift_steps
 from ...pipeline import Delay
 from ...rounder import Rounder, signed_width
 from ...unit import ArithmeticUnit
-from .window_adder import window_params
+from .window import window_params
 
 __all__ = ["WindowRounder"]
 
@@ -55,7 +55,7 @@ class WindowRounder(ArithmeticUnit):
         w, f = self._width, self.fmt
         return [("input", Delay()),
                 ("magnitude", Delay(1, w + 1)),                       # |sum|: a conditional negate
-                ("counted", Delay(1 + _lzc_depth(w))),                # leading-zero count
+                ("counted", Delay(1 + lzc_depth(w))),                # leading-zero count
                 ("norm_hi", Delay(2, f.exp_bits + 2)),                # exponent, upper shift steps
                 ("normalised", Delay(3)),
                 *Rounder.cuts(f, w, signed_width(*self._exp_range()), Rounding.NEAREST_EVEN)]
@@ -78,10 +78,10 @@ class WindowRounder(ArithmeticUnit):
         # The leading bit's weight: the window's top is the anchor, the headroom above it.
         exp = Signal(signed(signed_width(*self._exp_range())))
         m.d.comb += exp.eq(v["exp_a"] - f.bias + (w - self.accumulator.window) - v["zeros"])
-        hi, lo = _halves(_count_width(w))
-        sig, _ = _shift_steps(v["magnitude"], v["zeros"], hi, left=True)
+        hi, lo = halves(count_width(w))
+        sig, _ = shift_steps(v["magnitude"], v["zeros"], hi, left=True)
         v = cut(m, "norm_hi", sig=sig, zeros=v["zeros"], exp=exp, zero=v["magnitude"] == 0, **side)
-        sig, _ = _shift_steps(v["sig"], v["zeros"], lo, left=True)
+        sig, _ = shift_steps(v["sig"], v["zeros"], lo, left=True)
         v = cut(m, "normalised", sig=sig, exp=v["exp"], zero=v["zero"], **{k: v[k] for k in side})
 
         m.submodules.rounder = rounder = Rounder(fmt=f, width=w, exp_width=len(v["exp"]),
