@@ -36,7 +36,7 @@ from .params import choice_param, int_param
 from .rounding import Flags, Rounding, round_raw
 
 __all__ = ["ColumnAccumulator", "SEQUENTIAL", "accumulator_param", "headroom", "reduce_column",
-           "WINDOW_RANGE", "MAX_TERMS"]
+           "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round"]
 
 #: The default accumulator's name: sequential, every add rounded to ``acc_fmt`` (RNE).
 SEQUENTIAL = "fp32"
@@ -145,6 +145,11 @@ def headroom(terms: int) -> int:
     return terms.bit_length()
 
 
+#: A window's state as the hardware carries it (hdl's ``window_layout``): sum, anchor, the
+#: truncation's ``dropped`` and the specials.
+WINDOW_FIELDS = ("sum", "exp", "dropped", "nan", "inf", "inf_sign")
+
+
 class _Window:
     """The state of many column segments at once: anchor ``E`` (biased exponent field, 0
     while empty), sum ``S`` (int64 window units), specials and flags."""
@@ -158,6 +163,20 @@ class _Window:
         self.inf_sign = np.zeros(shape, bool)
         self.invalid = np.zeros(shape, bool)
         self.dropped = np.zeros(shape, bool)      # a truncation lost nonzero bits
+
+    @classmethod
+    def of(cls, fields: dict, acc: ColumnAccumulator, fmt: FloatFormat) -> _Window:
+        """Windows in the state ``fields`` (``WINDOW_FIELDS`` -> arrays of one shape), no
+        inf - inf met yet."""
+        window = cls(np.shape(fields["sum"]), acc, fmt)
+        window.sum, window.exp = np.asarray(fields["sum"], np.int64), np.asarray(fields["exp"], np.int32)
+        for name in WINDOW_FIELDS[2:]:
+            setattr(window, name, np.asarray(fields[name], bool))
+        return window
+
+    def fields(self) -> dict:
+        """The state as ``WINDOW_FIELDS`` -> arrays."""
+        return {name: getattr(self, name).copy() for name in WINDOW_FIELDS}
 
     def add(self, terms, anchor=None):
         """Add ``terms`` (``fmt`` encodings), re-anchoring the window (running) or at ``anchor``."""
@@ -210,6 +229,22 @@ class _Window:
         bits = np.where(self.nan, fmt.canonical_nan, bits)
         flags = np.where(special, self.invalid.view(np.uint8) * np.uint8(Flags.INVALID), flags)
         return bits.astype(fmt.dtype), flags.astype(np.uint8)
+
+
+def window_add(fields: dict, terms, acc: ColumnAccumulator, fmt: FloatFormat, anchor=None):
+    """One step of many windows, vectorised: the windows ``fields`` (``WINDOW_FIELDS`` ->
+    arrays; ``sum`` in signed window units) plus ``terms`` (``fmt`` encodings: exact
+    products, or rounded sums), anchored at ``max(E, e)`` or ``max(E, e, anchor)``. Returns
+    the new windows' fields and the step's flags (invalid where inf - inf met)."""
+    window = _Window.of(fields, acc, fmt)
+    window.add(terms, anchor)
+    return window.fields(), window.invalid.view(np.uint8) * np.uint8(Flags.INVALID)
+
+
+def window_round(fields: dict, acc: ColumnAccumulator, fmt: FloatFormat):
+    """Many windows (``fields`` as ``window_add``'s) rounded to ``fmt`` as at a column's
+    end (RNE, FTZ): ``(bits, flags)``."""
+    return _Window.of(fields, acc, fmt).rounded()
 
 
 def product_anchor(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from golden.column import accumulator_param
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
@@ -31,6 +32,10 @@ from .ecp5_bram import MODEL as BRAM_MODEL
 from .ecp5_dsp import MODEL as DSP_MODEL
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .mxu.accumulation import resolve_accumulation, window_adder_for
+from .mxu.accumulation.normalisation_point import NormalisationPoint
+from .mxu.accumulation.window_adder import TERMS, WindowAdder
+from .mxu.accumulation.window_rounder import WindowRounder
 from .floorplan import script_paths, write_scripts
 from .fmax_top import top_paths, write_top
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
@@ -46,7 +51,8 @@ __all__ = ["UNITS", "Unit", "add_unit_arguments", "module_name", "to_verilog", "
 @dataclass(frozen=True)
 class Param:
     name: str          # keyword of the component
-    kind: str          # "format", "rounding", "optional-rounding", "int", "optional-int", "bool"
+    kind: str          # "format", "rounding", "optional-rounding", "int", "optional-int", "bool", "str",
+                       # "column" (a golden.column spec string, resolved before the component sees it)
     default: object
     help: str
 
@@ -67,12 +73,23 @@ class Unit:
             raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
                             f"(parameters: {', '.join(p.name for p in self.params)})")
         values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
-        component = self.cls(**values)
+        component = self.cls(**{p.name: _resolved(p, values[p.name]) for p in self.params})
         rounding = getattr(component, "rounding", None)
         if rounding is not None and rounding.is_stochastic and component.rand_bits is None:
             raise ValueError(f"rounding {rounding.value}: this {self.key} never rounds (every result is exact "
                              "in the output format); use rne")
         return component, values
+
+
+def _resolved(param: Param, value):
+    """``value`` as the component takes it: a ``column`` spec string as its
+    ``ColumnAccumulator`` (the column units have no sequential default)."""
+    if param.kind != "column":
+        return value
+    accumulator = accumulator_param(param.name, value)
+    if accumulator is None:
+        raise ValueError(f"{param.name} {value!r}: a column unit needs column[:w=W,g=G,sticky,anchor=A], not fp32")
+    return accumulator
 
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
@@ -82,6 +99,14 @@ _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to on
 _DSP = Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
              "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
              "simulated with the model written beside it (" + DSP_MODEL.name + ")")
+#: The column units' shared parameters (hdl/mxu/accumulation/).
+_COLUMN = (
+    Param("in_fmt", "format", "bf16", f"the products' operand format: {_FMT} (default bf16)"),
+    Param("acc_fmt", "format", "fp32", "the window's exponent and the sum's format (default fp32)"),
+    Param("accumulator", "column", "column:w=26", "column[:w=W][,g=G][,sticky][,anchor=running|bound] "
+          "(golden.column; default column:w=26): the window's width, truncation and anchor"),
+    Param("terms", "int", 4, "most terms one window sums, 1..8192: its headroom (default 4)"))
+_COLUMN_STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to the unit's max_stages")
 UNITS = {
     "mul": Unit("mul", FPMultiplier, "fpmul", (
         Param("in_fmt", "format", "bf16", f"operand format: {_FMT} (default bf16)"),
@@ -143,6 +168,20 @@ UNITS = {
         Param("add_stages", "int", 1, "adder register stages 0..21 (default 1)"),
         Param("divisor", "int", 217, "clock cycles per UART bit, 4..1048576 (default 217: 115200 baud at 25 MHz)")),
         "the MXU behind a UART link (the board top; python -m hdl.board builds its bitstream)"),
+    "window_add": Unit("window_add", window_adder_for, "winadd", (
+        *_COLUMN,
+        Param("term", "str", "product", f"what is added: {' or '.join(TERMS)} (an exact product, or an acc_fmt "
+              "encoding: a normalisation point's rounded sum; default product)"),
+        Param("late_sum", "bool", False, "the window joins at the add, sum_wait cycles after the term, the anchor "
+              "on its own port (anchor=bound, term=product only; default off)"),
+        _COLUMN_STAGES), "a column accumulator's step: window + term -> window"),
+    "window_round": Unit("window_round", WindowRounder, "winround", (*_COLUMN, _COLUMN_STAGES),
+                         "a column accumulator's window rounded to acc_fmt (RNE, FTZ)"),
+    "norm_point": Unit("norm_point", NormalisationPoint, "normpt", (
+        *_COLUMN,
+        Param("round_stages", "int", 0, "the rounder's register stages (default 0)"),
+        Param("add_stages", "int", 0, "the adder's register stages (default 0)")),
+        "a normalisation point: the window rounded and started afresh"),
     "xorshift": Unit("xorshift", Xorshift32, "xorshift32", (
         Param("lanes", "int", 1, "generators, 1..1024 (default 1)"),), "xorshift32 generator lanes"),
 }
@@ -168,6 +207,8 @@ def module_name(unit: Unit, component) -> str:
     if unit.key == "board":
         return (f"{unit.prefix}_{component.rows}x{component.cols}_m{component.mul_stages}a{component.add_stages}"
                 f"_d{component.divisor}")
+    if isinstance(component, (WindowAdder, WindowRounder, NormalisationPoint)):
+        return "_".join(_column_parts(unit, component))
     if unit.key == "mxu":
         parts = [f"{unit.prefix}_{component.rows}x{component.cols}", component.in_fmt.name, component.acc_fmt.name,
                  f"m{component.mul_stages}a{component.add_stages}"]
@@ -192,6 +233,17 @@ def module_name(unit: Unit, component) -> str:
     if unit.key == "rounder" and component.rand_bits is not None:
         parts.append("rng" if component.rng else "ext")
     return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts + _dsp_part(component)))
+
+
+def _column_parts(unit: Unit, component) -> list[str]:
+    """A column unit's name parts, e.g. ``winadd_bf16_fp32_colw26b_t16_product_late_s3``."""
+    parts = [unit.prefix, component.in_fmt.name, component.acc_fmt.name, component.accumulator.key,
+             f"t{component.terms}"]
+    if isinstance(component, NormalisationPoint):
+        return parts + [f"r{component.round_stages}a{component.add_stages}"]
+    if isinstance(component, WindowAdder):
+        parts += [component.term] + (["late"] if component.late_sum else [])
+    return parts + [f"s{component.latency}"]
 
 
 def _dsp_part(component) -> list[str]:
@@ -229,7 +281,7 @@ def _parameters(component, values: dict) -> dict:
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
     if "accumulator" in params:         # as golden.column spells it: one design, one manifest
-        params["accumulator"] = component.accumulation.spec
+        params["accumulator"] = resolve_accumulation("accumulator", component.accumulator).spec
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     return params
@@ -246,6 +298,8 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["sum_wait"] = component.sum_wait
         facts["anchor_wait"] = component.anchor_wait
         facts["result_register"] = component.result_register
+    if isinstance(component, WindowAdder) and component.late_sum:
+        facts["sum_wait"] = component.sum_wait      # the window ``a`` joins this many cycles after the term
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
     models = _models(component)
@@ -253,7 +307,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["sim_sources"] = [model.name for model in models]   # the simulators' models of the instantiated blocks
     if timing is not None:
         facts["timing"] = timing
-    return {"module": name, "unit": unit.key, "class": unit.cls.__name__, "parameters": params,
+    return {"module": name, "unit": unit.key, "class": type(component).__name__, "parameters": params,
             **facts, "ports": signature_ports(component, _clocked(text, name))}
 
 

@@ -6,7 +6,8 @@ import pytest
 
 import golden
 from golden import BF16, FP32, FP8_E4M3, Flags, multiply
-from golden.column import ColumnAccumulator, accumulator_param, reduce_column
+from golden.column import (WINDOW_FIELDS, ColumnAccumulator, accumulator_param, product_anchor, reduce_column,
+                           window_add, window_round)
 from golden.mxu import matmul_flags, stream
 
 BIAS, PREC = FP32.bias, FP32.precision
@@ -209,3 +210,31 @@ def test_spelling_round_trips():
         assert accumulator_param("accumulator", str(acc)) == acc
     assert accumulator_param("accumulator", "fp32") is None
     assert accumulator_param("accumulator", "column").key == "colw26"
+
+
+@pytest.mark.parametrize("acc", [ColumnAccumulator(window=20, sticky=True), ColumnAccumulator(anchor="bound"),
+                                 ColumnAccumulator(window=18, group=3, anchor="bound")], ids=str)
+def test_window_steps_chain_into_reduce_column(acc):
+    """``window_add`` per product (a normalisation point: ``window_round``, then its value
+    added to an empty window) and ``window_round`` at the end: ``reduce_column``'s bits
+    and flags, the per-unit models the column units' testbenches check against."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1 << 16, (300, 7)).astype(np.uint16)
+    w = rng.integers(0, 1 << 16, (1, 7, 1)).astype(np.uint16)
+    want = reduce_column(x, w, BF16, FP32, acc)
+
+    def empty():
+        return {name: np.zeros((300, 1), np.int64 if name in ("sum", "exp") else bool) for name in WINDOW_FIELDS}
+    anchor = product_anchor(x, w, BF16, FP32) if acc.anchor == "bound" else None
+    window, flags = empty(), np.zeros((300, 1), np.uint8)
+    for k in range(7):
+        product, mul_flags = multiply(x[:, k, None], w[:, k, :], BF16, FP32)
+        window, add_flags = window_add(window, product, acc, FP32, anchor)
+        flags |= mul_flags | add_flags
+        if acc.group and (k + 1) % acc.group == 0 and k < 6:
+            carried, point_flags = window_round(window, acc, FP32)
+            window, add_flags = window_add(empty(), carried, acc, FP32, anchor)
+            flags |= point_flags | add_flags
+    bits, round_flags = window_round(window, acc, FP32)
+    np.testing.assert_array_equal(bits, want[0])
+    np.testing.assert_array_equal(flags | round_flags, want[1])

@@ -19,7 +19,7 @@ from hdl.verilator_config import WAIVERS, verilator_config
 from hdl.mxu.accumulation.window_adder import RunningWindowAdder
 from hdl.xorshift import Xorshift32
 from sim.testbenches import runner
-from sim.configs import CONFIGS, DEEP, ECP5_DSP, MXUS
+from sim.configs import COLUMN_EXHAUSTIVE, COLUMN_UNITS, CONFIGS, DEEP, ECP5_DSP, MXUS
 
 
 def _cli(*args, cwd):
@@ -32,7 +32,8 @@ def test_default_build_writes_every_unit(tmp_path):
     proc = _cli(cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
-             "mxu_4x4_bf16_fp32_m0a0", "board_2x2_m1a1_d217", "fpprod_bf16_fp32_rne_s0", "fpprodadd_bf16_fp32_rne_s0"}
+             "mxu_4x4_bf16_fp32_m0a0", "board_2x2_m1a1_d217", "fpprod_bf16_fp32_rne_s0", "fpprodadd_bf16_fp32_rne_s0",
+             "winadd_bf16_fp32_colw26_t4_product_s0", "winround_bf16_fp32_colw26_t4_s0", "normpt_bf16_fp32_colw26_t4_r0a0"}
     out = tmp_path / "build" / "verilog"
     assert {p.stem for p in out.glob("*.v")} == names | {f"{n}_inst" for n in names} | {"mxu_4x4_bf16_fp32_m0a0_top"}
     assert {p.stem for p in out.glob("*.json")} == names
@@ -73,6 +74,15 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
     (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
     (["mxu", "--add-stages", "22"], "add_stages must be in 0..21, not 22"),
+    (["window_add", "--accumulator", "fp32"], "accumulator 'fp32': a column unit needs column[:w=W,g=G,sticky,"),
+    (["window_add", "--accumulator", "column:w=99"], "accumulator: accumulator window must be in 8..48, not 99"),
+    (["window_add", "--accumulator", "column:w=12"], "accumulator window must be at least the products' 16"),
+    (["window_add", "--term", "sum"], "term must be one of product, rounded, not 'sum'"),
+    (["window_add", "--late-sum"], "late_sum needs an anchor that cannot move (anchor=bound, term=product)"),
+    (["window_add", "--stages", "7"], "stages must be in 0..6, not 7"),
+    (["window_round", "--terms", "0"], "terms must be in 1..8192, not 0"),
+    (["window_round", "--acc-fmt", "fp8_e4m3fn"], "acc_fmt fp8_e4m3fn must hold an exact bf16 product"),
+    (["norm_point", "--round-stages", "9"], "round_stages must be in 0..8, not 9"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     proc = _cli(*args, cwd=tmp_path)
@@ -166,11 +176,15 @@ ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumu
                               mul_dsp="ecp5", fifo_ram="ecp5"))]
 
 
+#: The column units but a normalisation point without stages (``test_normalisation_point_lint...``).
+LINTED_COLUMN_UNITS = [c for c in COLUMN_UNITS + COLUMN_EXHAUSTIVE
+                       if c[0] != "norm_point" or c[1].get("round_stages", 0) + c[1].get("add_stages", 0)]
 #: The 8x8 MXU's lint (half a minute): with ``--thorough``.
 LINTED_MXUS = [pytest.param(c, marks=pytest.mark.thorough) if c[1].get("rows") == 8 else c for c in MXUS]
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + ECP5_DSP[:1] + ECP5_DSP_MXUS + [("board", {})],
+@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + ECP5_DSP[:1] + ECP5_DSP_MXUS + [("board", {})]
+                         + LINTED_COLUMN_UNITS,
                          ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall NAME.vlt NAME.v: no warning with the waivers written beside the Verilog."""
@@ -181,6 +195,18 @@ def test_generated_verilog_is_lint_clean(config, tmp_path):
     v_path, _ = emit(UNITS[unit], component, values, tmp_path)
     assert runner.lint(v_path) == []
     assert v_path.stem == module_name(UNITS[unit], component)
+
+
+def test_normalisation_point_lint_reports_only_its_unused_reset(tmp_path):
+    """A normalisation point without stages has one register, its output's, without reset
+    (with stages its rounder's and adder's valid registers reset), yet its module keeps
+    the clock domain's ``rst`` port, which the lint reports as the one unused input."""
+    if runner.verilator_bin() is None:
+        pytest.skip(runner.available("verilator"))
+    component, values = UNITS["norm_point"].build(accumulator="column:w=18,anchor=bound")
+    v_path, _ = emit(UNITS["norm_point"], component, values, tmp_path)
+    problems = runner.lint(v_path)
+    assert len(problems) == 1 and problems[0].endswith("Signal is not used: 'rst'"), problems
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +246,7 @@ def test_lint_catches_an_unused_port(tmp_path):
     assert len(problems) == 1 and "Signal is not used: 'b'" in problems[0]
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+@pytest.mark.parametrize("config", CONFIGS + COLUMN_UNITS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_manifest_parameters_rebuild_the_same_unit(config, tmp_path):
     """The manifest's parameters (what the testbenches read) construct an identical unit."""
     unit, params = config

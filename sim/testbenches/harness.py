@@ -1,8 +1,10 @@
 """Shared cocotb driving and checking for the arithmetic units.
 
 Each cycle: drive on the falling edge (one vector, or a bubble with ``valid_in = 0``), then
-sample in the ReadOnly phase, keeping outputs whose ``valid_out`` is 1. A combinational
-unit without a clock gets one vector per settle instead.
+sample in the ReadOnly phase, keeping outputs whose ``valid_out`` is 1 (a unit without
+``valid_out`` gets a vector every cycle and keeps the outputs from cycle ``latency`` on). A
+combinational unit without a clock gets one vector per settle instead. ``simulate`` drives
+a component the same way in Amaranth's simulator (``cycles`` is the shared loop).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from pathlib import Path
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
+from amaranth.hdl import ValueCastable
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 from golden import coverage
 from golden.formats import parse_format
 from golden.rounding import Rounding
 
-__all__ = ["Config", "start", "stream", "compare", "save_mismatches", "save_summary", "save_coverage", "Timed"]
+__all__ = ["Config", "start", "stream", "cycles", "simulate", "pack", "unpack", "mismatches", "compare",
+           "save_mismatches", "save_summary", "save_coverage", "Timed"]
 
 
 class Config:
@@ -49,7 +53,8 @@ class Config:
 
 async def start(dut, cfg: Config) -> None:
     """Start the clock and reset, if the unit has them; inputs idle."""
-    dut.valid_in.value = 0
+    if "valid_in" in cfg.ports:
+        dut.valid_in.value = 0
     if "clk" not in cfg.ports:
         return
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
@@ -60,11 +65,12 @@ async def start(dut, cfg: Config) -> None:
 
 
 async def stream(dut, cfg: Config, inputs: dict[str, np.ndarray], rng: np.random.Generator,
-                 bubbles: float = 0.2):
-    """Feed every vector of ``inputs`` (port -> values); return (results, flags, cycles)."""
+                 bubbles: float = 0.2, late: dict[str, int] | None = None):
+    """Feed every vector of ``inputs`` (port -> values); return (results, flags, cycles).
+    ``late``: ports whose value of a vector is driven that many cycles after the rest."""
     n = len(next(iter(inputs.values())))
-    results, flags = [], []
     if "clk" not in cfg.ports:
+        results, flags = [], []
         for i in range(n):
             for port, values in inputs.items():
                 getattr(dut, port).value = int(values[i])
@@ -73,40 +79,165 @@ async def stream(dut, cfg: Config, inputs: dict[str, np.ndarray], rng: np.random
             assert int(dut.valid_out.value) == 1
             results.append(int(dut.result.value))
             flags.append(int(dut.flags.value))
-        return np.array(results, np.uint64), np.array(flags, np.uint8), n
-    i = cycles = 0
-    limit = 4 * n + 4 * cfg.latency + 100
-    while len(results) < n:
-        await FallingEdge(dut.clk)
-        if i < n and rng.random() >= bubbles:
-            for port, values in inputs.items():
-                getattr(dut, port).value = int(values[i])
-            dut.valid_in.value = 1
-            i += 1
-        else:
-            dut.valid_in.value = 0
-        await ReadOnly()
-        if int(dut.valid_out.value):
-            results.append(int(dut.result.value))
-            flags.append(int(dut.flags.value))
-        cycles += 1
-        assert cycles < limit, f"only {len(results)} of {n} results after {cycles} cycles"
+        return _bits(results), np.array(flags, np.uint8), n
+    got = await cycles(_CocotbPorts(dut), inputs, rng, latency=cfg.latency, valid="valid_in" in cfg.ports,
+                       bubbles=bubbles, late=late)
     await FallingEdge(dut.clk)
-    dut.valid_in.value = 0
-    return np.array(results, np.uint64), np.array(flags, np.uint8), cycles
+    if "valid_in" in cfg.ports:
+        dut.valid_in.value = 0
+    return got
+
+
+class _CocotbPorts:
+    """``cycles``' view of a cocotb design: drive after the falling edge, sample read-only."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.edge = lambda: FallingEdge(dut.clk)
+        self.sample = ReadOnly
+
+    def set(self, port, value):
+        getattr(self.dut, port).value = int(value)
+
+    def get(self, port):
+        return int(getattr(self.dut, port).value)
+
+    async def clock(self):
+        """The rising edge comes before the next falling one."""
+
+
+async def cycles(ports, inputs: dict[str, np.ndarray], rng: np.random.Generator, *, latency: int, valid: bool = True,
+                 bubbles: float = 0.2, late: dict[str, int] | None = None):
+    """Feed every vector of ``inputs`` through ``ports`` (``edge``, ``sample``, ``clock``:
+    awaitables around one cycle; ``set``, ``get``), a bubble instead with probability
+    ``bubbles``, keeping the outputs whose ``valid_out`` is 1; without ``valid`` ports a
+    vector every cycle, the outputs kept from cycle ``latency`` on. ``late`` as ``stream``'s.
+    Returns (results, flags, cycles)."""
+    n = len(next(iter(inputs.values())))
+    late = late or {}
+    pending: dict[int, dict] = {}       # cycle -> the late ports' values due then
+    results, flags = [], []
+    i = cycle = 0
+    limit = 4 * n + 4 * latency + 100
+    while len(results) < n:
+        await ports.edge()
+        issue = i < n and (not valid or rng.random() >= bubbles)
+        if issue:
+            for port, values in inputs.items():
+                if port in late:
+                    pending.setdefault(cycle + late[port], {})[port] = values[i]
+                else:
+                    ports.set(port, values[i])
+            i += 1
+        for port, value in pending.pop(cycle, {}).items():
+            ports.set(port, value)
+        if valid:
+            ports.set("valid_in", issue)
+        await ports.sample()
+        if ports.get("valid_out") if valid else cycle >= latency:
+            results.append(ports.get("result"))
+            flags.append(ports.get("flags"))
+        await ports.clock()
+        cycle += 1
+        assert cycle < limit, f"only {len(results)} of {n} results after {cycle} cycles"
+    return _bits(results), np.array(flags, np.uint8), cycle
+
+
+class _AmaranthPorts:
+    """``cycles``' view of a design in Amaranth's simulator: drive, read the settled
+    outputs, then the clock edge."""
+
+    def __init__(self, ctx, dut):
+        self.ctx, self.dut = ctx, dut
+
+    async def edge(self):
+        pass
+
+    sample = edge
+
+    def _port(self, name):
+        port = getattr(self.dut, name)
+        return port.as_value() if isinstance(port, ValueCastable) else port
+
+    def set(self, port, value):
+        self.ctx.set(self._port(port), int(value))
+
+    def get(self, port):
+        return self.ctx.get(self._port(port))
+
+    async def clock(self):
+        await self.ctx.tick()
+
+
+def simulate(dut, inputs: dict[str, np.ndarray], rng: np.random.Generator, *, latency: int, bubbles: float = 0.2,
+             late: dict[str, int] | None = None):
+    """``cycles`` on ``dut`` in Amaranth's simulator (its ``sync`` domain clocked, a
+    combinational unit read in the cycle it is driven): (results, flags, cycles)."""
+    from amaranth.hdl import ClockDomain, Module
+    from amaranth.sim import Simulator
+
+    m = Module()
+    m.domains.sync = ClockDomain()
+    m.submodules.dut = dut
+    valid = "valid_in" in dut.signature.members
+    got = []
+
+    async def bench(ctx):
+        got.append(await cycles(_AmaranthPorts(ctx, dut), inputs, rng, latency=latency, valid=valid,
+                                bubbles=bubbles, late=late))
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return got[0]
+
+
+def _bits(values: list[int]) -> np.ndarray:
+    """Results as uint64, or as Python ints where a port is wider."""
+    return np.array(values, np.uint64 if max(values, default=0) < 1 << 64 else object)
+
+
+def pack(port: dict, fields: dict[str, np.ndarray]) -> np.ndarray:
+    """Values of a struct-shaped ``port`` (a manifest's, with ``fields``) from each field's
+    values (two's complement for negative ones), as Python ints."""
+    total = np.zeros(len(next(iter(fields.values()))), object)
+    for field in port["fields"]:
+        mask = (1 << field["width"]) - 1
+        total = total + ((np.asarray(fields[field["name"]]).astype(object) & mask) << field["offset"])
+    return total
+
+
+def unpack(port: dict, values, signed=()) -> dict[str, np.ndarray]:
+    """``pack``'s inverse: each field's values (int64; those named in ``signed`` as two's complement)."""
+    values = np.asarray(values).astype(object)
+    fields = {}
+    for field in port["fields"]:
+        width = field["width"]
+        raw = (values >> field["offset"]) & ((1 << width) - 1)
+        if field["name"] in signed:
+            raw = raw - ((raw >> (width - 1)) << width)
+        fields[field["name"]] = raw.astype(np.int64)
+    return fields
+
+
+def mismatches(got, want, inputs: dict[str, np.ndarray]) -> tuple[int, list[dict]]:
+    """Bit-for-bit comparison of (results, flags) with golden's: how many vectors differ,
+    and the first ``FIRST`` of them, each with its ``inputs``, ``expected`` and ``got``."""
+    got_bits, got_flags = np.asarray(got[0]).astype(object), np.asarray(got[1]).astype(np.uint8)
+    want_bits, want_flags = np.asarray(want[0]).astype(object), np.asarray(want[1]).astype(np.uint8)
+    bad = np.flatnonzero((got_bits != want_bits) | (got_flags != want_flags))
+    return len(bad), [
+        {"index": int(j), "inputs": {port: hex(int(v[j])) for port, v in inputs.items()},
+         "expected": hex(int(want_bits[j])), "expected_flags": f"{int(want_flags[j]):#07b}",
+         "got": hex(int(got_bits[j])), "got_flags": f"{int(got_flags[j]):#07b}"} for j in bad[:FIRST]]
 
 
 def compare(got, want, inputs: dict[str, np.ndarray], what: str = "") -> None:
-    """Bit-for-bit comparison of (results, flags) with golden's; report the first mismatches
-    (``save_mismatches``) and fail."""
-    got_bits, got_flags = got[0], got[1]
-    want_bits, want_flags = (np.asarray(w).astype(np.uint64) for w in want)
-    bad = np.flatnonzero((got_bits != want_bits) | (got_flags != want_flags))
-    if len(bad):
-        save_mismatches(what, len(bad), len(got_bits), [
-            {"index": int(j), "inputs": {port: hex(int(v[j])) for port, v in inputs.items()},
-             "expected": hex(int(want_bits[j])), "expected_flags": f"{int(want_flags[j]):#07b}",
-             "got": hex(int(got_bits[j])), "got_flags": f"{int(got_flags[j]):#07b}"} for j in bad[:FIRST]])
+    """``mismatches``, recorded and raised (``save_mismatches``) if there are any."""
+    count, first = mismatches(got, want, inputs)
+    if count:
+        save_mismatches(what, count, len(got[0]), first)
 
 
 #: Mismatches reported in full (the rest are counted).

@@ -31,7 +31,9 @@ BUILD_ROOT = build_dir("sim").absolute()
 
 #: cocotb test module of each unit.
 TEST_MODULES = {"mul": "sim.testbenches.test_multiplier", "add": "sim.testbenches.test_adder", "rounder": "sim.testbenches.test_rounder",
-                "xorshift": "sim.testbenches.test_xorshift", "mxu": "sim.testbenches.test_mxu", "board": "sim.testbenches.test_board"}
+                "xorshift": "sim.testbenches.test_xorshift", "mxu": "sim.testbenches.test_mxu", "board": "sim.testbenches.test_board",
+                "window_add": "sim.testbenches.test_window_adder", "window_round": "sim.testbenches.test_window_rounder",
+                "norm_point": "sim.testbenches.test_norm_point"}
 
 
 def _environment():

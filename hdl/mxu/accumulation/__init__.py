@@ -9,10 +9,13 @@ from golden.column import ColumnAccumulator, accumulator_param
 
 from .base import Accumulation, Column
 from .bound import BoundAnchor
+from .bound_adder import BoundWindowAdder, LateBoundWindowAdder
 from .running import RunningAnchor
 from .sequential import Sequential
+from .window_adder import TERMS, RunningWindowAdder, WindowAdder
 
-__all__ = ["Accumulation", "Column", "Sequential", "RunningAnchor", "BoundAnchor", "resolve_accumulation"]
+__all__ = ["Accumulation", "Column", "Sequential", "RunningAnchor", "BoundAnchor", "resolve_accumulation",
+           "window_adder_for"]
 
 #: The window sums by golden.column's anchor.
 WINDOW_SUMS = {"running": RunningAnchor, "bound": BoundAnchor}
@@ -29,3 +32,22 @@ def resolve_accumulation(name: str, value) -> Accumulation:
         return Sequential()
     assert isinstance(window, ColumnAccumulator)
     return WINDOW_SUMS[window.anchor](window)
+
+
+def window_adder_for(*, accumulator, term: str = "product", late_sum: bool = False, **params) -> WindowAdder:
+    """The window adder that computes ``term`` (``TERMS``) into a window of ``accumulator``
+    (a ``ColumnAccumulator``): ``RunningWindowAdder`` where the anchor can move (a running
+    anchor, or any rounded term), else the bound anchor's, ``LateBoundWindowAdder`` with
+    ``late_sum`` (the anchor on its own port, the window joins at the add) or
+    ``BoundWindowAdder``; ``params``: ``WindowAdder``'s."""
+    if term not in TERMS:
+        raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
+    if not isinstance(late_sum, bool):
+        raise TypeError(f"late_sum must be True or False, not {late_sum!r}")
+    moving = getattr(accumulator, "anchor", None) != "bound" or term == "rounded"
+    if late_sum and moving:
+        raise ValueError(f"late_sum needs an anchor that cannot move (anchor=bound, term=product), not "
+                         f"anchor={getattr(accumulator, 'anchor', None)}, term={term}")
+    if moving:
+        return RunningWindowAdder(accumulator=accumulator, term=term, **params)
+    return (LateBoundWindowAdder if late_sum else BoundWindowAdder)(accumulator=accumulator, **params)

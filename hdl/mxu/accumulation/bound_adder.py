@@ -45,6 +45,8 @@ class LateBoundWindowAdder(WindowAdder):
     Ports: as ``WindowAdder``'s, and in ``anchor`` (``acc_fmt``'s exponent field).
     """
 
+    late_sum = True
+
     def __init__(self, **params):
         super().__init__(**params, anchor_port=True)
 

@@ -63,6 +63,8 @@ class WindowAdder(ArithmeticUnit):
 
     #: What ``b`` is (``TERMS``).
     term = "product"
+    #: Whether the window joins at the add, after the term (``LateBoundWindowAdder``).
+    late_sum = False
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0, anchor_port=False):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(

@@ -42,6 +42,11 @@ class WindowRounder(ArithmeticUnit):
                          stages=stages, cuts=self._cuts(), reset_less=True)
 
     @property
+    def acc_fmt(self):
+        """The result's format (``fmt``), by the name the other column units give it."""
+        return self.fmt
+
+    @property
     def _width(self) -> int:
         """The magnitude's width: the window and its headroom."""
         return self.layout["sum"].shape.width - 1
