@@ -32,6 +32,8 @@ from .ecp5_bram import MODEL as BRAM_MODEL
 from .ecp5_dsp import MODEL as DSP_MODEL
 from .multiplier import FPMultiplier
 from .mxu import MXU
+from .mxu.config import OPTION as MXU_OPTION, OPTIONS as MXU_OPTIONS
+from .params import Param
 from .mxu.accumulation import resolve_accumulation, window_adder_for
 from .mxu.accumulation.normalisation_point import NormalisationPoint
 from .mxu.accumulation.window_adder import TERMS, WindowAdder
@@ -46,15 +48,6 @@ from .verilator_config import verilator_config
 from .xorshift import Xorshift32
 
 __all__ = ["UNITS", "Unit", "add_unit_arguments", "module_name", "to_verilog", "manifest", "write", "emit", "main"]
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str          # keyword of the component
-    kind: str          # "format", "rounding", "optional-rounding", "int", "optional-int", "bool", "str",
-                       # "column" (a golden.column spec string, resolved before the component sees it)
-    default: object
-    help: str
 
 
 @dataclass(frozen=True)
@@ -96,9 +89,7 @@ _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
 _ROUND = "/".join(r.value for r in Rounding)
 _STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to one per cut point (the unit's "
                 "max_stages: multiplier 9, fp32 adder 21 (23 with sr), SR unit 4)")
-_DSP = Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
-             "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
-             "simulated with the model written beside it (" + DSP_MODEL.name + ")")
+_DSP = MXU_OPTION["mul_dsp"]            # the multiplier units' option is the MXU's
 #: The column units' shared parameters (hdl/mxu/accumulation/).
 _COLUMN = (
     Param("in_fmt", "format", "bf16", f"the products' operand format: {_FMT} (default bf16)"),
@@ -136,30 +127,7 @@ UNITS = {
         _STAGES,
         Param("rng", "bool", True, "built-in xorshift32 lane (default); --no-rng: external rand port")),
         "stochastic rounding unit (format conversion)"),
-    "mxu": Unit("mxu", MXU, "mxu", (
-        Param("rows", "int", 4, "rows K (reduction depth), 1..256 (default 4)"),
-        Param("cols", "int", 4, "columns N, 1..256 (default 4)"),
-        Param("in_fmt", "format", "bf16", f"multiplier input format: {_FMT} (default bf16)"),
-        Param("acc_fmt", "format", "fp32", "accumulation format (default fp32)"),
-        Param("convert_inputs", "bool", False, "x and w arrive in acc_fmt, RNE to in_fmt on entry (default off)"),
-        Param("out_rounding", "optional-rounding", None, f"none (y in acc_fmt; default) or {_ROUND}: y rounded "
-              "to in_fmt by one rounder lane per column"),
-        Param("sr_bits", "optional-int", None, "random bits per sr output rounding, 1..32 (default: all discarded bits)"),
-        Param("acc_depth", "int", 0, "output accumulator rows: 0 (none; default) or a power of two, 2..65536"),
-        Param("mul_stages", "int", 0, "multiplier register stages 0..7 (0..9 with --no-fused-pe; default 0)"),
-        Param("add_stages", "int", 0, "adder register stages 0..21 (default 0)"),
-        Param("fused_pe", "bool", True, "processing elements whose multiplier hands the adder its raw exact "
-              "product (default); --no-fused-pe: the generic multiplier and adder, the same bits"),
-        Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
-              "control fields), m_axis_y_* (default off: w__*, x__*, y__*)"),
-        Param("accumulator", "str", "fp32", "fp32 (default: every add rounded, RNE) or "
-              "column[:w=W][,sticky][,anchor=bound]: a W-bit fixed-point window per column (W 16..48 for bf16, "
-              "default 26), rounded once at the array's edge (docs/semantics.md)"),
-        _DSP,
-        Param("fifo_ram", "str", "block", "the output FIFO's memory: block (default: the synthesis tool's "
-              "choice, block RAM on large arrays), lut: LUT RAM, off the block RAM's clock-to-out, or ecp5: "
-              "DP16KD block RAMs with their output registers (latency + 1), an ECP5-only design simulated "
-              "with the model written beside it (" + BRAM_MODEL.name + ")")),
+    "mxu": Unit("mxu", MXU, "mxu", MXU_OPTIONS,
         "weight-stationary systolic matrix unit"),
     "board": Unit("board", Board, "board", (
         Param("rows", "int", 2, "MXU rows K, 1..16 (default 2)"),

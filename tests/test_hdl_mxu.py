@@ -120,6 +120,30 @@ def test_mxu_options_are_checked_and_described():
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
 
 
+def test_options_are_described_once():
+    """The MXU's options (hdl.mxu.config.OPTIONS) are hdl.build's flags, the manifest's
+    parameters and docs/mxu.md's table; each is a field of what the MXU computes or of how it
+    is built, and every command taking the accumulation shows its grammar whole."""
+    import subprocess
+    import sys
+    from dataclasses import fields
+    from pathlib import Path
+
+    from hdl.build import UNITS
+    from hdl.mxu.config import OPTIONS, MXUFunction, MXUImplementation, describes, parameter_table
+
+    assert UNITS["mxu"].params == OPTIONS
+    assert parameter_table() in (Path(__file__).resolve().parent.parent / "docs" / "mxu.md").read_text()
+    named = {f.name for f in fields(MXUFunction)} | {f.name for f in fields(MXUImplementation)}
+    assert {"accumulation" if p.name == "accumulator" else p.name for p in OPTIONS} <= named
+    assert describes(next(p for p in OPTIONS if p.name == "accumulator")) is MXUFunction
+    grammar = next(p for p in OPTIONS if p.name == "accumulator").values.split(", ")[1]
+    for command in (["hdl.build", "mxu"], ["sim.formal", "mxu"], ["sim.compiled.matmul"], ["sim.regress", "mxu"]):
+        shown = subprocess.run([sys.executable, "-m", *command, "--help"], capture_output=True, text=True,
+                               env={**__import__("os").environ, "COLUMNS": "400"}).stdout
+        assert grammar in shown, (command, shown)
+
+
 def _sync_registers(fragment, path=()):
     """``{hierarchical name: has a reset}`` of every register an elaborated fragment drives."""
     found = {}

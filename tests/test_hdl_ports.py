@@ -89,7 +89,7 @@ def test_lint_waives_only_the_backend_patterns(tmp_path):
 def test_unknown_parameters_and_units_are_named():
     with pytest.raises(TypeError, match="mul takes no parameter stage "):
         UNITS["mul"].build(stage=2)
-    with pytest.raises(ValueError, match="unit must be one of mul, add, rounder, mxu, board, xorshift, not 'muls'"):
+    with pytest.raises(ValueError, match="unit must be one of mul, add, rounder, mxu, board, window_add, window_round, norm_point, xorshift, not 'muls'"):
         runner.run("muls", {})
     with pytest.raises(ValueError, match="vectors must be in 1..4294967296, not 0"):
         runner.run("mul", {}, vectors=0)

@@ -1,5 +1,6 @@
 """``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md;
-its control, bound anchor and output side: control.py, accumulation/bound_anchor.py, output.py).
+its options: config.py; its control and output side: control.py, output.py; how a column sums:
+accumulation/).
 
 Streams (``amaranth.lib.stream``, valid/ready):
 
@@ -26,30 +27,24 @@ add, accumulator add and output rounding of the rows that left the array since t
 
 from __future__ import annotations
 
+from dataclasses import fields
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, unsigned
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
-
-from golden.formats import BF16, FP32
-from golden.ops import convert_sr_bits
+from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
 
 from ..adder import FPAdder
 from ..ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
-from ..ecp5_dsp import dsp_param
-from ..params import check_exact_products, choice_param, format_param, int_param, rounding_param
 from ..timing import unused
-from .accumulation import resolve_accumulation
+from .config import MXUFunction, MXUImplementation, resolve
 from .control import controller, credits, row_tags
-from .element import ProcessingElement, check_pe_stages
+from .element import ProcessingElement
 from .output import output
-from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
+from .output_fifo import fifo_latency
+from .streams import axi_streams, ports, streams
 
 __all__ = ["MXU"]
-
-MAX_SIZE = 256
-MAX_ACC_DEPTH = 65536
 
 
 class MXU(wiring.Component):
@@ -57,109 +52,30 @@ class MXU(wiring.Component):
 
     Parameters (keyword-only)
     -------------------------
-    rows, cols : int
-        K (reduction depth) and N, 1..256 each.
-    in_fmt, acc_fmt : FloatFormat or str
-        Multiplier inputs (default bf16) and accumulation (default fp32); ``acc_fmt`` must
-        hold every product exactly.
-    convert_inputs : bool
-        ``x`` and ``w`` arrive in ``acc_fmt`` and are rounded to ``in_fmt`` (RNE) on entry.
-    out_rounding : Rounding or str, optional
-        None: ``y`` in ``acc_fmt``. Else ``y`` is rounded to ``in_fmt`` by one rounder lane
-        per column (``rne``, ``rtz``, ``sr``, ``sr-half``); stochastic lanes take the top bits of
-        xorshift lane ``j``, which steps once per ``y`` row (ports ``seed``, ``seed_load``).
-    sr_bits : int, optional
-        Random bits per ``sr`` output rounding (default: every discarded bit).
-    acc_depth : int
-        Output accumulator rows: 0 (none) or a power of two, 2..65536.
-    mul_stages, add_stages : int
-        Register stages of every processing element's multiplier (0..7; 0..9 unfused) and
-        adder (0..21 in fp32).
-    fused_pe : bool
-        Processing elements whose multiplier hands its adder the raw exact product (default;
-        ``mxu_pe.ProcessingElement``), or the generic multiplier and adder (``False``): the
-        same bits.
-    axi_stream : bool
-        Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
-        (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
-    accumulator : str or ColumnAccumulator, optional
-        ``"fp32"`` (default): every processing element rounds its add (RNE). A column
-        accumulator (``"column:w=W[,g=G][,sticky][,anchor=A]"``, golden.column): the
-        elements carry a fixed-point window down each column and one ``WindowRounder`` per
-        column rounds it at the array's edge (``round_stages`` registers, chosen by the
-        pipeline's delay model to be no slower than the elements); with ``g=G`` a
-        ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
-        fresh window (``point_latency`` cycles).
-    mul_dsp : str
-        ``inferred`` (default): each element's significand product is a ``*`` that synthesis
-        maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
-        registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
-        ``hdl.build`` writes beside it); the same bits and latency.
-    fifo_ram : str
-        The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
-        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/mxu/output_fifo.py):
-        the same bits and latency; ``ecp5``: instantiated ECP5 DP16KD block RAMs with their output
-        registers (hdl/ecp5_bram.py; an ECP5-only design, simulated with the model ``hdl.build``
-        writes beside it), the same bits, ``latency`` one cycle more.
+    function, implementation : MXUFunction, MXUImplementation, optional
+        What the array computes and how it is built (``config.resolve``), or instead:
+    **options
+        The options of ``config.OPTIONS`` (docs/mxu.md's table), resolved once: ``rows`` and
+        ``cols`` (required), ``in_fmt``, ``acc_fmt``, ``convert_inputs``, ``out_rounding``,
+        ``sr_bits``, ``acc_depth``, ``accumulator`` (a spelling, or an ``Accumulation`` of
+        hdl/mxu/accumulation/), ``mul_stages``, ``add_stages``, ``fused_pe``, ``axi_stream``,
+        ``mul_dsp``, ``fifo_ram``.
+
+    Every option is also an attribute (``rows``, ``accumulation``, ...), as resolved.
     """
 
-    def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
-                 sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
-                 accumulator=None, mul_dsp="inferred", fifo_ram="block"):
-        self.rows = int_param("rows", rows, 1, MAX_SIZE)
-        self.cols = int_param("cols", cols, 1, MAX_SIZE)
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.acc_fmt = format_param("acc_fmt", acc_fmt)
-        check_exact_products(self.in_fmt, self.acc_fmt)
-        for name, value in (("convert_inputs", convert_inputs), ("fused_pe", fused_pe), ("axi_stream", axi_stream)):
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be True or False, not {value!r}")
-        self.axi_stream = axi_stream
-        self.convert_inputs = convert_inputs
-        self.out_rounding = None if out_rounding in (None, "none") else \
-            rounding_param(out_rounding, name="out_rounding")
-        if self.out_rounding is None and sr_bits is not None:
-            raise ValueError(f"sr_bits={sr_bits} needs a stochastic out_rounding (sr, sr-half), not none")
-        self.rand_bits = None if self.out_rounding is None else \
-            convert_sr_bits(self.acc_fmt, self.in_fmt, self.out_rounding, sr_bits)
-        self.sr_bits = sr_bits
-        self.acc_depth = int_param("acc_depth", acc_depth, 0, MAX_ACC_DEPTH)
-        if self.acc_depth == 1 or self.acc_depth & (self.acc_depth - 1):
-            raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {self.acc_depth}")
-        self.fused_pe = fused_pe
-        self.accumulation = resolve_accumulation("accumulator", accumulator)
-        self.accumulation.check(self.in_fmt, self.acc_fmt, fused_pe)
-        self.mul_stages, self.add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages,
-                                                           fused_pe, self.accumulation, self.rows)
-        self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
-        self.fifo_ram = choice_param("fifo_ram", fifo_ram, FIFO_RAMS)
-
-        row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
-        in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
-        x_fields = {"data": row(self.rows, in_port_fmt), "swap": unsigned(1)}
-        if self.acc_depth:
-            x_fields.update(addr=unsigned(self.acc_addr_width), first=unsigned(1), last=unsigned(1))
-        self._streams = {"w": stream.Signature(row(self.cols, in_port_fmt)),
-                         "x": stream.Signature(data.StructLayout(x_fields)),
-                         "y": stream.Signature(row(self.cols, self.out_fmt))}
-        if axi_stream:
-            ports = {}
-            for name, sig in self._streams.items():
-                port, inward = (f"m_axis_{name}_", Out) if name == "y" else (f"s_axis_{name}_", In)
-                outward = Out if inward is In else In
-                layout = sig.members["payload"].shape
-                if name == "x":
-                    ports.update({port + "tdata": In(layout["data"].shape),
-                                  port + "tuser": In(layout.size - layout["data"].shape.size)})
-                else:
-                    ports[port + "tdata"] = inward(layout)
-                ports.update({port + "tvalid": inward(1), port + "tready": outward(1)})
-        else:
-            ports = {name: (Out if name == "y" else In)(sig) for name, sig in self._streams.items()}
-        ports.update(flags=Out(data.ArrayLayout(unsigned(5), self.cols)), flags_clear=In(1))
-        if self.rand_bits is not None:
-            ports.update(seed=In(32), seed_load=In(1))
-        super().__init__(ports)
+    def __init__(self, *, function: MXUFunction | None = None, implementation: MXUImplementation | None = None,
+                 **options):
+        if (function is None) != (implementation is None) or (function is not None and options):
+            raise TypeError("MXU takes function and implementation together, or the options, not both")
+        if function is None:
+            function, implementation = resolve(**options)
+        self.function, self.implementation = function, implementation
+        for config in (function, implementation):
+            for f in fields(config):
+                setattr(self, f.name, getattr(config, f.name))
+        self._streams = streams(function, self.acc_addr_width, self.out_fmt)
+        super().__init__(ports(function, self.axi_stream, self._streams))
         if self.fifo_ram == "ecp5" and self.fifo_depth > FIFO_ECP5_DEPTH:
             raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
                              f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
@@ -279,25 +195,11 @@ class MXU(wiring.Component):
         point_latency + cols - 1 + anchor_wait``)."""
         return self.column.row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
 
-    def _stream_ports(self, m):
-        """The ``w``, ``x``, ``y`` streams, wired to the AXI4-Stream ports if asked."""
-        if not self.axi_stream:
-            return self.w, self.x, self.y
-        w, x = self._streams["w"].create(), self._streams["x"].create()
-        y = self._streams["y"].flip().create()
-        m.d.comb += [
-            w.payload.eq(self.s_axis_w_tdata), w.valid.eq(self.s_axis_w_tvalid), self.s_axis_w_tready.eq(w.ready),
-            x.payload.eq(Cat(self.s_axis_x_tdata, self.s_axis_x_tuser)), x.valid.eq(self.s_axis_x_tvalid),
-            self.s_axis_x_tready.eq(x.ready),
-            self.m_axis_y_tdata.eq(y.payload), self.m_axis_y_tvalid.eq(y.valid), y.ready.eq(self.m_axis_y_tready),
-        ]
-        return w, x, y
-
     def elaborate(self, platform):
         m = Module()
         # The control state, for formal harnesses (sim.formal.stream_mxu) to state invariants over.
         self.internals = SimpleNamespace()
-        w_in, x_in, y_out = self._stream_ports(m)
+        w_in, x_in, y_out = axi_streams(m, self, self._streams) if self.axi_stream else (self.w, self.x, self.y)
         out_fifo, take, free_next = credits(self, m, x_in, y_out)
         x_row, x_sel, w_writes, tile = controller(self, m, w_in, x_in, take, free_next)
         psums, col_flags = self._array(m, x_row, x_sel, w_writes, tile)

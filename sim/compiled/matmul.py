@@ -30,6 +30,7 @@ from golden.tools.cli import Parser, build_dir, check_output, command, write_tex
 from golden.params import int_param
 from golden.tiled import MAX_SIDE, Product, input_parts, matmul as golden_matmul, resolve_precision
 from golden.multipass import pass_order
+from hdl.mxu.config import OPTION as MXU_OPTION
 
 from .mxu import MxuModel
 
@@ -151,9 +152,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{name}", type=int, default=default, help=f"{name.upper()}, 1..4096 (default {default})")
     parser.add_argument("--precision", default="BF16_BF16_F32", help="golden.matmul preset (default BF16_BF16_F32)")
     parser.add_argument("--workers", type=int, default=1, help="processes simulating column blocks, 1..64 (default 1)")
-    parser.add_argument("--accumulator", default="fp32",
-                        help="fp32 (default) or column[:w=W][,g=G][,sticky][,anchor=running|bound] "
-                             "(docs/semantics.md)")
+    parser.add_argument("--accumulator", default="fp32", help=MXU_OPTION["accumulator"].help)
     parser.add_argument("--out", type=Path, default=None, help="JSON report (default build/results/compiled_matmul.json)")
     args = parser.parse_args(argv)
     for name in ("rows", "cols"):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from golden.tools.cli import Parser, check_output, command, write_text
 from hdl.build import add_unit_arguments, module_name
+from hdl.mxu.config import OPTION as MXU_OPTION
 from hdl.timing import unused
 
 from .pipelining import FORMAL_UNITS, MAX_DEPTH, _configure, _yosys, check, check_pe
@@ -103,8 +104,8 @@ def _stream_parsers(sub) -> None:
     p.add_argument("--in-fmt", default="fp8_e4m3", help="input format: only its width matters, the "
                    "products are abstracted to row tags (default fp8_e4m3)")
     p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
-    p.add_argument("--accumulator", default="fp32", help="fp32 (default) or column[:w=W][,sticky]: the column "
-                   "accumulator's elements and column rounders (their registers; the sums are tags as well)")
+    p.add_argument("--accumulator", default="fp32", help=MXU_OPTION["accumulator"].help + "; here the elements' "
+                   "and column units' registers, the sums being tags as well")
     p.add_argument("--mutant", choices=MXU_MUTANTS, default=None, help="test only: a planted bug")
     for p in (sub.choices["fifo"], sub.choices["mxu"]):
         p.add_argument("--k", type=int, default=None, help="induction depth (default: latency + drain cycles + 3; fifo 8)")
