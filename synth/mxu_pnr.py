@@ -10,7 +10,8 @@ each result under ``build/results/mxu-pnr/`` as it comes and merging it into the
 scripts beside it. The harness scrambles its inputs (``FmaxHarness(scramble=True)``; the
 CSV's ``harness`` column: ``shift`` for the runs made before) so that the array's delay
 registers stay its own. A run that does not fit the part is recorded with nextpnr's
-utilisation message. Peak GMAC/s is ``rows * cols * Fmax`` (one multiply-accumulate per PE
+reason (its log's ERROR line); a tool that stops for any other reason (a crash, a missing
+file) is reported as FAILED, nothing is recorded or cached, and the command exits 1. Peak GMAC/s is ``rows * cols * Fmax`` (one multiply-accumulate per PE
 per cycle: the array never stalls). On ECP5 each PE's multiplier is pinned to a DSP site
 (``--floorplan dsp``, the default there: ``NAME_lfe5u85f.ys``; ``none`` leaves the sites to
 nextpnr); ``hdl.floorplan.KEEP`` (``NAME_keep.ys``) keeps the weight path's and the buffer
@@ -140,27 +141,47 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
                                       script_after_read=keep, script_after_synth=script,
                                       scramble=True, seed=seed, sync_resets=sync_resets)
-    except Exception as error:          # does not fit, or a tool failed: say which, from the log
-        log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
-        lines = log.strip().splitlines() or str(error).strip().splitlines() or [type(error).__name__]
-        errors = [line for line in lines if "ERROR" in line]      # nextpnr's reason, when it gave one
-        result.update(fits=False, note=(errors or lines)[-1][:300], seconds=round(time.perf_counter() - start, 1))
+    except Exception as error:
+        result.update(fits=False, note=_not_fitting(work, error), seconds=round(time.perf_counter() - start, 1))
     else:
-        cells = figures.pop("cells")
-        lut_cell = "TRELLIS_COMB" if arch == "ecp5" else "ICESTORM_LC"
-        fmax = figures[f"{arch}_fmax_mhz"]
-        result.update(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
-                      lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
-                      lut_total=figures[f"{arch}_pnr_total"],
-                      ff=(max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True))
-                          if arch == "ecp5" else None),
-                      dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
-                      y_from=y_drivers(work / "top.json") if (work / "top.json").exists() else None,
-                      **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
-                      seconds=round(time.perf_counter() - start, 1))
+        result.update(_figures(figures, unit, arch, rows, cols, work), seconds=round(time.perf_counter() - start, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result
+
+
+#: What nextpnr says of a design the part cannot hold (an ERROR line): anything else that
+#: stops the flow is a failure, not a result.
+_NOT_FITTING = re.compile(r"ERROR:.*(fit|utili[sz]ation|unable to place|failed to place|too many|exceed)", re.I)
+
+
+class FlowFailed(RuntimeError):
+    """A tool of the flow stopped for another reason than the design not fitting: nothing is
+    recorded or cached."""
+
+
+def _not_fitting(work: Path, error: Exception) -> str:
+    """nextpnr's reason why the design does not fit the part (its log's ERROR line), or
+    ``FlowFailed`` with the tool's error when the log gives none."""
+    log = (work / "top.tim").read_text() if (work / "top.tim").exists() else ""
+    reasons = [line for line in log.splitlines() if _NOT_FITTING.search(line)]
+    if not reasons:
+        raise FlowFailed(f"{type(error).__name__}: {error}") from error
+    return reasons[-1].strip()[:300]
+
+
+def _figures(figures: dict, unit, arch: str, rows: int, cols: int, work: Path) -> dict:
+    """A placed design's row: Fmax, GMAC/s, cells, utilisation, the critical path."""
+    cells = figures.pop("cells")
+    lut_cell = "TRELLIS_COMB" if arch == "ecp5" else "ICESTORM_LC"
+    fmax = figures[f"{arch}_fmax_mhz"]
+    return dict(fits=True, fmax_mhz=fmax, gmac_s=round(rows * cols * fmax / 1000, 2),
+                lut=cells.get(lut_cell, 0), util_pct=figures[f"{arch}_util_pct"],
+                lut_total=figures[f"{arch}_pnr_total"],
+                ff=(max(0, cells.get("TRELLIS_FF", 0) - harness_ffs(unit, scramble=True)) if arch == "ecp5" else None),
+                dsp=cells.get("MULT18X18D", cells.get("ICESTORM_DSP", 0)),
+                y_from=y_drivers(work / "top.json") if (work / "top.json").exists() else None,
+                **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")})
 
 
 #: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
@@ -281,9 +302,16 @@ def main(argv=None) -> int:
     check_output(args.csv, "--csv")
     check_output(args.cache, "--cache", folder=True)
     with progress(len(sizes) * len(seeds), "place and route", "design") as bar:
+        failed = 0
         for size, seed in ((size, seed) for size in sizes for seed in seeds):
-            r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
-                    "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
+            try:
+                r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
+                        "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
+            except FlowFailed as error:
+                failed += 1
+                bar.write(f"{args.arch} {size or manifest.stem} seed {seed}: FAILED ({error}); nothing recorded")
+                bar.update()
+                continue
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
                       f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}"
                       + (", no inferred sync resets" if args.no_sync_resets else "") + "): "
@@ -291,7 +319,7 @@ def main(argv=None) -> int:
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv(cached(args.cache), args.csv)
             bar.update()
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -117,3 +117,35 @@ def test_old_entry_points_say_where_they_moved_and_run():
     with pytest.raises(ImportError, match="sim.host moved to hdl.board.host"):
         import sim.host  # noqa: F401
     assert all(new in modules() for new in sim.MOVED.values()), "a pointer to a module that is not there"
+
+
+#: The longest function hdl/ and synth/ keep (lines, its def and docstring included).
+MAX_FUNCTION_LINES = 60
+
+
+def test_functions_are_short():
+    long = []
+    for package in ("hdl", "synth"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_the_array_is_generic():
+    """The MXU's array, element, control and output side, and hdl.build, know the ways of
+    summing a column only through hdl.mxu.accumulation's interface: they import none of its
+    implementations (a new way is a new file there, not a branch here); the array stays small."""
+    generic = ["hdl.mxu.array", "hdl.mxu.element", "hdl.mxu.control", "hdl.mxu.output", "hdl.build"]
+    implementations = {m for m in GRAPH if m.startswith("hdl.mxu.accumulation.")} - {"hdl.mxu.accumulation.base"}
+    assert implementations >= {"hdl.mxu.accumulation.bound", "hdl.mxu.accumulation.sequential"}
+    for name in generic[:-1]:
+        assert not GRAPH[name] & implementations, f"{name} imports {sorted(GRAPH[name] & implementations)}"
+    # hdl.build names the column units (window adder, rounder, point) as units of their own,
+    # never the ways of summing.
+    ways = {f"hdl.mxu.accumulation.{m}" for m in ("sequential", "windowed", "running", "bound")}
+    assert not GRAPH["hdl.build"] & ways
+    assert len((ROOT / "hdl" / "mxu" / "array.py").read_text().splitlines()) < 300

@@ -506,3 +506,30 @@ def test_docs_count_the_plans_designs():
     for page, pattern in (("README.md", r"\((\d+) designs on ECP5"), ("docs/commands.md", r"\((\d+) ECP5 designs")):
         stated = re.findall(pattern, (ROOT / page).read_text())
         assert stated == [str(n)], (page, stated, n)
+
+
+def test_mxu_pnr_records_only_what_nextpnr_says_does_not_fit(tmp_path, monkeypatch):
+    """A run that crashes is a failure (nothing cached); one whose nextpnr log says the design
+    does not fit is a result, cached."""
+    import subprocess
+
+    from synth import mxu_pnr, pnr
+
+    def crashing(unit, arch, work, **_):
+        work.mkdir(parents=True, exist_ok=True)
+        raise subprocess.CalledProcessError(135, ["sh", "build_top.sh"])
+
+    monkeypatch.setattr(pnr, "place_and_route", crashing)
+    with pytest.raises(mxu_pnr.FlowFailed, match="135"):
+        mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0)
+    assert not list(tmp_path.glob("*.json"))
+
+    def not_fitting(unit, arch, work, **_):
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "top.tim").write_text("Info: ...\nERROR: Unable to place cell 'x', no BELs remaining\n")
+        raise subprocess.CalledProcessError(1, ["sh", "build_top.sh"])
+
+    monkeypatch.setattr(pnr, "place_and_route", not_fitting)
+    result = mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0)
+    assert not result["fits"] and "Unable to place" in result["note"]
+    assert len(list(tmp_path.glob("*.json"))) == 1

@@ -1,28 +1,15 @@
-"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit (datasheet: docs/mxu.md;
-its options: config.py; its control and output side: control.py, output.py; how a column sums:
-accumulation/).
+"""``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit: the array of processing
+elements with its entry, skew and de-skew (datasheet: docs/mxu.md; options: config.py; ports:
+streams.py; control and output side: control.py, output.py; how a column sums: accumulation/).
 
-Streams (``amaranth.lib.stream``, valid/ready):
-
-* ``w``: one row of a weight tile per transfer (``cols`` values), into the shadow buffer;
-  after ``rows`` rows the shadow tile is complete and ``w`` waits for a swap.
-* ``x``: one row of X per transfer; the payload is a struct: ``data`` (``rows`` values),
-  ``swap`` (the complete shadow tile becomes active from this row on; such a row waits
-  until the shadow tile is complete), and with output accumulators ``addr``, ``first``
-  (this tile's result loads the accumulator) and ``last`` (the sum leaves on ``y``; other
-  rows only update the accumulator and produce no ``y`` row). The first row after reset
-  swaps whatever its ``swap`` bit: no row is accepted before a tile.
-* ``y``: one row of ``Y = X . W`` per transfer (``cols`` values), in order.
-
-Each output is ``((+0 + x0*w0) + x1*w1) + ...``: exact products, RNE adds in ``acc_fmt``
-(or, with a column ``accumulator``, golden.column's window sum, rounded at its normalisation
-points and once at the end of each column);
-then ``acc = y`` (first tile) or ``acc = acc + y`` (RNE); then the output rounder lanes
-(``golden.mxu``). The array never stalls: rows that leave it go into an output FIFO, and
-``x`` is admitted only with a free FIFO slot (credits), so ``y.ready`` drives only the
-FIFO's fabric registers (``hdl.mxu.output_fifo``) and the credits. ``flags`` holds, per column, the OR of the five flags of every multiply,
-add, accumulator add and output rounding of the rows that left the array since the last
-``flags_clear``.
+Streams (valid/ready): ``w``, a weight tile's row per transfer into the shadow buffer; ``x``,
+a row of X (``data``, ``swap``: the complete shadow tile becomes active from this row on,
+and with output accumulators ``addr``, ``first``, ``last``), the first row after reset
+swapping whatever its bit; ``y``, a row of ``Y = X . W`` per transfer, in order. The array
+never stalls: rows leave it into an output FIFO, and ``x`` is admitted only with a free FIFO
+slot (credits), so ``y.ready`` drives only the FIFO's fabric registers and the credits.
+``flags`` holds, per column, the OR of the flags of every operation of the rows that left
+the array since the last ``flags_clear``. The bits are ``golden.mxu``'s.
 """
 
 from __future__ import annotations
@@ -74,22 +61,19 @@ class MXU(wiring.Component):
         for config in (function, implementation):
             for f in fields(config):
                 setattr(self, f.name, getattr(config, f.name))
+        self.out_fmt, self.acc_addr_width = function.out_fmt, function.acc_addr_width
+        # The column's facts (Column: point_rows, point_latency, round_stages, result_register,
+        # anchor_wait), as attributes of the array.
+        self.column = self.accumulation.column(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, rows=self.rows,
+                                               cols=self.cols, mul_stages=self.mul_stages, element=self._element)
+        for name in ("point_rows", "point_latency", "round_stages", "result_register", "anchor_wait"):
+            setattr(self, name, getattr(self.column, name))
         self._streams = streams(function, self.acc_addr_width, self.out_fmt)
         super().__init__(ports(function, self.axi_stream, self._streams))
         if self.fifo_ram == "ecp5" and self.fifo_depth > FIFO_ECP5_DEPTH:
             raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
                              f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
                              "use fifo_ram block or lut, or fewer rows or stages")
-
-    @property
-    def out_fmt(self):
-        """The format of ``y``: ``in_fmt`` with output rounding, else ``acc_fmt``."""
-        return self.acc_fmt if self.out_rounding is None else self.in_fmt
-
-    @property
-    def acc_addr_width(self) -> int:
-        """Width of ``x.payload.addr`` (``log2(acc_depth)``)."""
-        return max(self.acc_depth - 1, 0).bit_length()
 
     @property
     def psum_latency(self) -> int:
@@ -119,25 +103,6 @@ class MXU(wiring.Component):
         return self.accumulation.golden
 
     @property
-    def column(self):
-        """The accumulation planned for this array (``Accumulation.column``): its latencies and
-        the logic at the top, on the way and at the edge of each column."""
-        if not hasattr(self, "_column"):
-            self._column = self.accumulation.column(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, rows=self.rows,
-                                                    cols=self.cols, mul_stages=self.mul_stages, element=self._element)
-        return self._column
-
-    @property
-    def point_rows(self) -> list[int]:
-        """The rows with a normalisation point above them (``G, 2G, ... < rows``)."""
-        return self.column.point_rows
-
-    @property
-    def point_latency(self) -> int:
-        """Cycles a partial sum spends in one normalisation point (0 without any)."""
-        return self.column.point_latency
-
-    @property
     def array_latency(self) -> int:
         """Cycles from accepting an ``x`` row to its leaving the array (into the output
         FIFO, the accumulators and the sticky flags): ``rows * psum_latency + mul_stages +
@@ -146,21 +111,6 @@ class MXU(wiring.Component):
         column rounders and their result registers, de-skew, the column anchor's wait)."""
         return (self.rows * self.psum_latency + len(self.point_rows) * self.point_latency + self.mul_stages
                 + self.sum_wait + self.round_stages + self.result_register + self.cols + self.anchor_wait)
-
-    @property
-    def result_register(self) -> int:
-        """Registers after each column's edge rounder (0 without one)."""
-        return self.column.result_register
-
-    @property
-    def anchor_wait(self) -> int:
-        """Cycles the rows wait before the array for the column's anchor (0 without one)."""
-        return self.column.anchor_wait
-
-    @property
-    def round_stages(self) -> int:
-        """Register stages of each column's edge rounder (0 without one)."""
-        return self.column.round_stages
 
     @property
     def latency(self) -> int:

@@ -83,6 +83,16 @@ class MXUFunction:
     accumulation: Accumulation
     rand_bits: int | None
 
+    @property
+    def out_fmt(self) -> FloatFormat:
+        """The format of ``y``: ``in_fmt`` with output rounding, else ``acc_fmt``."""
+        return self.acc_fmt if self.out_rounding is None else self.in_fmt
+
+    @property
+    def acc_addr_width(self) -> int:
+        """Width of ``x.payload.addr`` (``log2(acc_depth)``)."""
+        return max(self.acc_depth - 1, 0).bit_length()
+
 
 @dataclass(frozen=True)
 class MXUImplementation:
