@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib.wiring import In
 
 from golden.formats import FP32
 from golden.ops import add_sr_bits

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal, signed
-from amaranth.lib.wiring import In
 
 from golden.formats import BF16, FP32
 from golden.ops import multiply_sr_bits

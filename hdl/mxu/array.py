@@ -39,69 +39,21 @@ from ..adder import FPAdder
 from ..ecp5_bram import MAX_DEPTH as FIFO_ECP5_DEPTH
 from ..ecp5_dsp import dsp_param
 from ..params import check_exact_products, choice_param, format_param, int_param, rounding_param
-from ..timing import unused
 from .accumulation import resolve_accumulation
 from .control import controller, credits, row_tags
-from .element import ProcessingElement, check_pe_stages
+from .element import ElementPlan, ProcessingElement, check_pe_stages
 from .output import output
 from .output_fifo import RAMS as FIFO_RAMS, fifo_latency
 
-__all__ = ["MXU"]
+__all__ = ["MXU", "MXUPlan"]
 
 MAX_SIZE = 256
 MAX_ACC_DEPTH = 65536
 
 
-class MXU(wiring.Component):
-    """Weight-stationary systolic array; see the module docstring and docs/mxu.md.
-
-    Parameters (keyword-only)
-    -------------------------
-    rows, cols : int
-        K (reduction depth) and N, 1..256 each.
-    in_fmt, acc_fmt : FloatFormat or str
-        Multiplier inputs (default bf16) and accumulation (default fp32); ``acc_fmt`` must
-        hold every product exactly.
-    convert_inputs : bool
-        ``x`` and ``w`` arrive in ``acc_fmt`` and are rounded to ``in_fmt`` (RNE) on entry.
-    out_rounding : Rounding or str, optional
-        None: ``y`` in ``acc_fmt``. Else ``y`` is rounded to ``in_fmt`` by one rounder lane
-        per column (``rne``, ``rtz``, ``sr``, ``sr-half``); stochastic lanes take the top bits of
-        xorshift lane ``j``, which steps once per ``y`` row (ports ``seed``, ``seed_load``).
-    sr_bits : int, optional
-        Random bits per ``sr`` output rounding (default: every discarded bit).
-    acc_depth : int
-        Output accumulator rows: 0 (none) or a power of two, 2..65536.
-    mul_stages, add_stages : int
-        Register stages of every processing element's multiplier (0..7; 0..9 unfused) and
-        adder (0..21 in fp32).
-    fused_pe : bool
-        Processing elements whose multiplier hands its adder the raw exact product (default;
-        ``mxu_pe.ProcessingElement``), or the generic multiplier and adder (``False``): the
-        same bits.
-    axi_stream : bool
-        Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
-        (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
-    accumulator : str or ColumnAccumulator, optional
-        ``"fp32"`` (default): every processing element rounds its add (RNE). A column
-        accumulator (``"column:w=W[,g=G][,sticky][,anchor=A]"``, golden.column): the
-        elements carry a fixed-point window down each column and one ``WindowRounder`` per
-        column rounds it at the array's edge (``round_stages`` registers, chosen by the
-        pipeline's delay model to be no slower than the elements); with ``g=G`` a
-        ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
-        fresh window (``point_latency`` cycles).
-    mul_dsp : str
-        ``inferred`` (default): each element's significand product is a ``*`` that synthesis
-        maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
-        registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
-        ``hdl.build`` writes beside it); the same bits and latency.
-    fifo_ram : str
-        The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
-        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/mxu/output_fifo.py):
-        the same bits and latency; ``ecp5``: instantiated ECP5 DP16KD block RAMs with their output
-        registers (hdl/ecp5_bram.py; an ECP5-only design, simulated with the model ``hdl.build``
-        writes beside it), the same bits, ``latency`` one cycle more.
-    """
+class MXUPlan:
+    """An ``MXU``'s checked parameters (keyword-only, as the array's) and the facts that follow
+    from them (latencies, depths, the element's and the column's plans), without its hardware."""
 
     def __init__(self, *, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None,
                  sr_bits=None, acc_depth=0, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
@@ -134,32 +86,6 @@ class MXU(wiring.Component):
         self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
         self.fifo_ram = choice_param("fifo_ram", fifo_ram, FIFO_RAMS)
 
-        row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
-        in_port_fmt = self.acc_fmt if convert_inputs else self.in_fmt
-        x_fields = {"data": row(self.rows, in_port_fmt), "swap": unsigned(1)}
-        if self.acc_depth:
-            x_fields.update(addr=unsigned(self.acc_addr_width), first=unsigned(1), last=unsigned(1))
-        self._streams = {"w": stream.Signature(row(self.cols, in_port_fmt)),
-                         "x": stream.Signature(data.StructLayout(x_fields)),
-                         "y": stream.Signature(row(self.cols, self.out_fmt))}
-        if axi_stream:
-            ports = {}
-            for name, sig in self._streams.items():
-                port, inward = (f"m_axis_{name}_", Out) if name == "y" else (f"s_axis_{name}_", In)
-                outward = Out if inward is In else In
-                layout = sig.members["payload"].shape
-                if name == "x":
-                    ports.update({port + "tdata": In(layout["data"].shape),
-                                  port + "tuser": In(layout.size - layout["data"].shape.size)})
-                else:
-                    ports[port + "tdata"] = inward(layout)
-                ports.update({port + "tvalid": inward(1), port + "tready": outward(1)})
-        else:
-            ports = {name: (Out if name == "y" else In)(sig) for name, sig in self._streams.items()}
-        ports.update(flags=Out(data.ArrayLayout(unsigned(5), self.cols)), flags_clear=In(1))
-        if self.rand_bits is not None:
-            ports.update(seed=In(32), seed_load=In(1))
-        super().__init__(ports)
         if self.fifo_ram == "ecp5" and self.fifo_depth > FIFO_ECP5_DEPTH:
             raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
                              f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
@@ -189,12 +115,17 @@ class MXU(wiring.Component):
         return self._element.sum_wait
 
     @property
-    def _element(self) -> ProcessingElement:
-        """A probe of the processing element (``processing_element()``), for its timing."""
-        if not hasattr(self, "_probe_element"):
-            self._probe_element = MXU.processing_element(self)  # the real element, also where a subclass abstracts it
-            unused(self._probe_element)
-        return self._probe_element
+    def _element(self) -> ElementPlan:
+        """The plan of the processing elements (``processing_element()``'s), for their timing."""
+        if not hasattr(self, "_element_plan"):
+            self._element_plan = ElementPlan(**self._element_params())
+        return self._element_plan
+
+    def _element_params(self) -> dict:
+        """The processing elements' parameters (``ProcessingElement``'s)."""
+        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "mul_stages": self.mul_stages,
+                "add_stages": self.add_stages, "fused": self.fused_pe, "accumulator": self.accumulation,
+                "terms": self.rows, "mul_dsp": self.mul_dsp}
 
     @property
     def accumulator(self):
@@ -279,6 +210,93 @@ class MXU(wiring.Component):
         point_latency + cols - 1 + anchor_wait``)."""
         return self.column.row_skew(self.rows - 1) + self.cols - 1 + self.anchor_wait
 
+
+class MXU(MXUPlan, wiring.Component):
+    """Weight-stationary systolic array; see the module docstring and docs/mxu.md.
+
+    Parameters (keyword-only)
+    -------------------------
+    rows, cols : int
+        K (reduction depth) and N, 1..256 each.
+    in_fmt, acc_fmt : FloatFormat or str
+        Multiplier inputs (default bf16) and accumulation (default fp32); ``acc_fmt`` must
+        hold every product exactly.
+    convert_inputs : bool
+        ``x`` and ``w`` arrive in ``acc_fmt`` and are rounded to ``in_fmt`` (RNE) on entry.
+    out_rounding : Rounding or str, optional
+        None: ``y`` in ``acc_fmt``. Else ``y`` is rounded to ``in_fmt`` by one rounder lane
+        per column (``rne``, ``rtz``, ``sr``, ``sr-half``); stochastic lanes take the top bits of
+        xorshift lane ``j``, which steps once per ``y`` row (ports ``seed``, ``seed_load``).
+    sr_bits : int, optional
+        Random bits per ``sr`` output rounding (default: every discarded bit).
+    acc_depth : int
+        Output accumulator rows: 0 (none) or a power of two, 2..65536.
+    mul_stages, add_stages : int
+        Register stages of every processing element's multiplier (0..7; 0..9 unfused) and
+        adder (0..21 in fp32).
+    fused_pe : bool
+        Processing elements whose multiplier hands its adder the raw exact product (default;
+        ``mxu_pe.ProcessingElement``), or the generic multiplier and adder (``False``): the
+        same bits.
+    axi_stream : bool
+        Name the streams in the AXI4-Stream convention: ``s_axis_w_*``, ``s_axis_x_*``
+        (``tdata`` the row, ``tuser`` the other ``x`` fields) and ``m_axis_y_*``.
+    accumulator : str or ColumnAccumulator, optional
+        ``"fp32"`` (default): every processing element rounds its add (RNE). A column
+        accumulator (``"column:w=W[,g=G][,sticky][,anchor=A]"``, golden.column): the
+        elements carry a fixed-point window down each column and one ``WindowRounder`` per
+        column rounds it at the array's edge (``round_stages`` registers, chosen by the
+        pipeline's delay model to be no slower than the elements); with ``g=G`` a
+        ``NormalisationPoint`` per column after every ``G`` rows rounds it and starts a
+        fresh window (``point_latency`` cycles).
+    mul_dsp : str
+        ``inferred`` (default): each element's significand product is a ``*`` that synthesis
+        maps. ``ecp5``: an instantiated ECP5 MULT18X18D with its own input and output
+        registers (hdl/ecp5_dsp.py; an ECP5-only design, simulated with the model
+        ``hdl.build`` writes beside it); the same bits and latency.
+    fifo_ram : str
+        The output FIFO's memory: ``block`` (default: the synthesis tool's choice, block RAM
+        on large arrays) or ``lut`` (LUT RAM, off the block RAM's clock-to-out; hdl/mxu/output_fifo.py):
+        the same bits and latency; ``ecp5``: instantiated ECP5 DP16KD block RAMs with their output
+        registers (hdl/ecp5_bram.py; an ECP5-only design, simulated with the model ``hdl.build``
+        writes beside it), the same bits, ``latency`` one cycle more.
+    """
+
+    def __init__(self, **params):
+        MXUPlan.__init__(self, **params)
+        row = lambda n, fmt: data.ArrayLayout(unsigned(fmt.width), n)
+        in_port_fmt = self.acc_fmt if self.convert_inputs else self.in_fmt
+        x_fields = {"data": row(self.rows, in_port_fmt), "swap": unsigned(1)}
+        if self.acc_depth:
+            x_fields.update(addr=unsigned(self.acc_addr_width), first=unsigned(1), last=unsigned(1))
+        self._streams = {"w": stream.Signature(row(self.cols, in_port_fmt)),
+                         "x": stream.Signature(data.StructLayout(x_fields)),
+                         "y": stream.Signature(row(self.cols, self.out_fmt))}
+        if self.axi_stream:
+            ports = {}
+            for name, sig in self._streams.items():
+                port, inward = (f"m_axis_{name}_", Out) if name == "y" else (f"s_axis_{name}_", In)
+                outward = Out if inward is In else In
+                layout = sig.members["payload"].shape
+                if name == "x":
+                    ports.update({port + "tdata": In(layout["data"].shape),
+                                  port + "tuser": In(layout.size - layout["data"].shape.size)})
+                else:
+                    ports[port + "tdata"] = inward(layout)
+                ports.update({port + "tvalid": inward(1), port + "tready": outward(1)})
+        else:
+            ports = {name: (Out if name == "y" else In)(sig) for name, sig in self._streams.items()}
+        ports.update(flags=Out(data.ArrayLayout(unsigned(5), self.cols)), flags_clear=In(1))
+        if self.rand_bits is not None:
+            ports.update(seed=In(32), seed_load=In(1))
+        wiring.Component.__init__(self, ports)
+
+    @classmethod
+    def plan(cls, **params) -> MXUPlan:
+        """The array's plan for ``params`` (its keyword parameters, checked as the array
+        checks them): its facts without building the component."""
+        return MXUPlan(**params)
+
     def _stream_ports(self, m):
         """The ``w``, ``x``, ``y`` streams, wired to the AXI4-Stream ports if asked."""
         if not self.axi_stream:
@@ -349,17 +367,16 @@ class MXU(wiring.Component):
 
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
-        return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                 add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulation,
-                                 terms=self.rows, mul_dsp=self.mul_dsp)
+        return ProcessingElement(**self._element_params())
 
     def shared_parts(self) -> dict:
         """The parts a build converts once as Verilog modules of their own: name -> (the
-        component's factory, ``use(module, reset)``: instantiate that module, with an ``rst``
-        port if ``reset``, wherever the part is used). The processing element (``pe``), and
+        component's factory, ``use(module, reset, signature)``: instantiate that module, with
+        an ``rst`` port if ``reset``, and ports as the built part's ``signature``, wherever the
+        part is used). The processing element (``pe``), and
         the column's own (``Column.parts``: ``point``, a normalisation point)."""
         def use(attribute):
-            return lambda module, reset: setattr(self, attribute, (module, reset))
+            return lambda module, reset, signature: setattr(self, attribute, (module, reset, signature))
         parts = {"pe": (self.processing_element, use("_pe_module"))}
         parts.update({name: (getattr(self, factory), use(f"_{name}_module"))
                       for name, factory in self.column.parts().items()})
@@ -370,23 +387,23 @@ class MXU(wiring.Component):
     def _normalisation_point(self, m, k, j):
         """The normalisation point above element ``(k, j)``, added to ``m`` (as
         ``_processing_element``)."""
-        return self._instance(m, f"point_{k}_{j}", self.normalisation_point(), self._point_module)
+        return self._instance(m, f"point_{k}_{j}", self.normalisation_point, self._point_module)
 
     def _processing_element(self, m, k, j):
         """Processing element ``(k, j)`` added to ``m``: the component, or an instance of
         ``shared_parts``' module with a signal per port."""
-        return self._instance(m, f"pe_{k}_{j}", self.processing_element(), self._pe_module)
+        return self._instance(m, f"pe_{k}_{j}", self.processing_element, self._pe_module)
 
     @staticmethod
-    def _instance(m, name: str, component, module):
-        """``component`` added to ``m`` as submodule ``name``, or, with ``module`` (``(Verilog
-        module, has rst)``), an instance of that module with a signal per port."""
+    def _instance(m, name: str, build, module):
+        """``build()`` (a component factory) added to ``m`` as submodule ``name``, or, with
+        ``module`` (``(Verilog module, has rst, its signature)``), an instance of that module
+        with a signal per port."""
         if module is None:
-            m.submodules[name] = component
+            m.submodules[name] = component = build()
             return component
-        module, reset = module
-        unused(component)                               # only its signature is used
-        members = component.signature.members
+        module, reset, signature = module
+        members = signature.members
         ports = SimpleNamespace(**{n: Signal(member.shape, name=f"{name}_{n}") for n, member in members.items()})
         connections = {("i_" if member.flow == In else "o_") + n: getattr(ports, n) for n, member in members.items()}
         m.submodules[name] = Instance(module, i_clk=ClockSignal(), **({"i_rst": ResetSignal()} if reset else {}),
