@@ -78,6 +78,9 @@ class AdderPlan(UnitPlan):
         """
         return (self.rand_bits or 1) + 2
 
+    def _result_shape(self):
+        return self.fmt.width
+
 
 class FPAdder(AdderPlan, ArithmeticUnit):
     """Floating-point adder in TPU mode (DAZ, FTZ, canonical NaN, ``x + (-x) = +0``).
@@ -102,9 +105,6 @@ class FPAdder(AdderPlan, ArithmeticUnit):
 
     def _operands(self):
         return {"a": self.fmt.width, "b": self._b_shape()}
-
-    def _result_shape(self):
-        return self.fmt.width
 
     def _b_shape(self):
         return self.fmt.width

@@ -71,6 +71,11 @@ class ElementPlan:
         return self.add_stages - self.sum_wait + 1
 
     @property
+    def psum_shape(self):
+        """The partial sum's shape: the adder's result's."""
+        return self.add._result_shape()
+
+    @property
     def segments(self) -> list[Delay]:
         """Delays between consecutive registers: the weight-select mux before the
         multiplier, the multiplier's last segment running into the adder's first."""
@@ -114,15 +119,19 @@ class ProcessingElement(ElementPlan, wiring.Component):
 
     def __init__(self, **params):
         ElementPlan.__init__(self, **params)
-        self.mul, self.add = self.accumulation.element_units(**self._units)
+        psum = self.psum_shape
+        self.mul, self.add = self._build_units()
         w = self.in_fmt.width
-        psum = self.add.result.shape()
         wiring.Component.__init__(self, {
             "x_in": In(w), "sel_in": In(1), "psum_in": In(psum),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
             "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(psum),
             "flags_out": Out(5), **self.accumulation.element_ports(self.acc_fmt),
         })
+
+    def _build_units(self):
+        """The multiplier and adder (the accumulation's ``element_units``)."""
+        return self.accumulation.element_units(**self._units)
 
     def elaborate(self, platform):
         m = Module()

@@ -96,6 +96,9 @@ class WindowAdderPlan(UnitPlan):
                 ("summed", Delay(1, w)),                 # one two's-complement add
                 ("output", Delay(1))]
 
+    def _result_shape(self):
+        return self.layout
+
 
 class WindowAdder(WindowAdderPlan, ArithmeticUnit):
     """``a + b``: a column's window ``a`` (``window_layout``) plus a term ``b``, bit for bit
@@ -126,9 +129,6 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
         if self.anchor_port:
             operands["anchor"] = self.acc_fmt.exp_bits
         return operands
-
-    def _result_shape(self):
-        return self.layout
 
     def _classes(self, b):
         """The term's ``(zero, inf, nan)``."""
