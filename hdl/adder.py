@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib.wiring import In
 
 from golden.formats import FP32
 from golden.ops import add_sr_bits
@@ -16,9 +15,9 @@ from .params import format_param, rounding_param
 from .pipeline import Delay, select
 from .rounder import Rounder, signed_width
 from .shift import count_width, halves, lzc_depth, lzc_join, lzc_leaves, lzc_result, shift_steps
-from .unit import ArithmeticUnit
+from .unit import ArithmeticUnit, UnitPlan
 
-__all__ = ["FPAdder"]
+__all__ = ["FPAdder", "AdderPlan"]
 
 
 def _fine_names(prefix: str, steps: list[int]) -> list[str]:
@@ -33,49 +32,18 @@ def _split(total: Delay, parts: int) -> list[Delay]:
     return [Delay(each)] * (parts - 1) + [Delay(total.levels - each * (parts - 1), total.carry)]
 
 
-class FPAdder(ArithmeticUnit):
-    """Floating-point adder in TPU mode (DAZ, FTZ, canonical NaN, ``x + (-x) = +0``).
+class AdderPlan(UnitPlan):
+    """``FPAdder``'s parameters (keyword-only, as the adder's) and pipeline."""
 
-    Parameters (keyword-only)
-    -------------------------
-    fmt : FloatFormat or str
-        Operand and result format.
-    rounding : Rounding or str
-        ``rne``, ``rtz``, ``sr`` or ``sr-half``.
-    sr_bits : int, optional
-        ``rand`` width for ``sr`` (default: the format's precision).
-    stages : int
-        Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
-        the cut points: magnitude compared, operands swapped, alignment shift (two halves), significand sum,
-        leading-zero count, normalising shift (two halves), the rounder's, output, input; then
-        at the fine ones (operand classes, shift clamp, inside the shifter halves and the
-        leading-zero tree): 21 for fp32 RNE.
-
-    Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
-    """
+    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
+    _reset_less = False
 
     def __init__(self, *, fmt=FP32, rounding=Rounding.NEAREST_EVEN, sr_bits=None, stages=0):
         self.fmt = format_param("fmt", fmt)
         self.rounding = rounding_param(rounding)
         rand_bits = add_sr_bits(self.fmt, self.rounding, sr_bits)
         cuts, fine = self._cuts(rand_bits)
-        super().__init__(operands={"a": self.fmt.width, "b": self._b_shape()}, result_width=self.fmt.width,
-                         rand_bits=rand_bits, stages=stages, cuts=cuts, fine=fine,
-                         extra={"rand": In(rand_bits)} if rand_bits is not None else None,
-                         reset_less=self._reset_less)
-
-    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
-    _reset_less = False
-
-    def _b_shape(self):
-        return self.fmt.width
-
-    def _classified(self, a, b):
-        """Operand ``b`` as an encoding of ``fmt``, and both operands' classes (the
-        ``classified`` cut point's values): ``a`` and ``b`` are the ``input`` cut point's."""
-        views = {"a": FloatLayout(self.fmt)(a), "b": FloatLayout(self.fmt)(b)}
-        return b, {f"{cls}_{name}": getattr(x, cls) for name, x in views.items()
-                   for cls in ("is_zero_daz", "is_inf", "is_nan", "is_signalling")}
+        super().__init__(rand_bits=rand_bits, stages=stages, cuts=cuts, fine=fine, reset_less=self._reset_less)
 
     def _cuts(self, rand_bits):
         """The cut points with their delays, and the names of the fine ones (inside the
@@ -109,6 +77,44 @@ class FPAdder(ArithmeticUnit):
         leading bits, and the rounder still sees every discarded bit it looks at.
         """
         return (self.rand_bits or 1) + 2
+
+    def _result_shape(self):
+        return self.fmt.width
+
+
+class FPAdder(AdderPlan, ArithmeticUnit):
+    """Floating-point adder in TPU mode (DAZ, FTZ, canonical NaN, ``x + (-x) = +0``).
+
+    Parameters (keyword-only)
+    -------------------------
+    fmt : FloatFormat or str
+        Operand and result format.
+    rounding : Rounding or str
+        ``rne``, ``rtz``, ``sr`` or ``sr-half``.
+    sr_bits : int, optional
+        ``rand`` width for ``sr`` (default: the format's precision).
+    stages : int
+        Register stages, 0..``max_stages``, placed by estimated delay (hdl/pipeline.py) at
+        the cut points: magnitude compared, operands swapped, alignment shift (two halves), significand sum,
+        leading-zero count, normalising shift (two halves), the rounder's, output, input; then
+        at the fine ones (operand classes, shift clamp, inside the shifter halves and the
+        leading-zero tree): 21 for fp32 RNE.
+
+    Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
+    """
+
+    def _operands(self):
+        return {"a": self.fmt.width, "b": self._b_shape()}
+
+    def _b_shape(self):
+        return self.fmt.width
+
+    def _classified(self, a, b):
+        """Operand ``b`` as an encoding of ``fmt``, and both operands' classes (the
+        ``classified`` cut point's values): ``a`` and ``b`` are the ``input`` cut point's."""
+        views = {"a": FloatLayout(self.fmt)(a), "b": FloatLayout(self.fmt)(b)}
+        return b, {f"{cls}_{name}": getattr(x, cls) for name, x in views.items()
+                   for cls in ("is_zero_daz", "is_inf", "is_nan", "is_signalling")}
 
     def _sum(self, big, small, sticky, subtract):
         """The aligned significands' exact sum, ``big - small - sticky`` when subtracting."""

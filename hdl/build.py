@@ -36,8 +36,9 @@ from .mxu.config import OPTION as MXU_OPTION, OPTIONS as MXU_OPTIONS
 from .params import Param
 from .mxu.accumulation import resolve_accumulation, window_adder_for
 from .mxu.accumulation.normalisation_point import NormalisationPoint
-from .mxu.accumulation.window_adder import TERMS, WindowAdder
-from .mxu.accumulation.window_rounder import WindowRounder
+from .mxu.accumulation.window_adder import TERMS, WindowAdderPlan
+from .mxu.accumulation.window_rounder import WindowRounder, WindowRounderPlan
+from .mxu.element import ElementPlan
 from .floorplan import script_paths, write_scripts
 from .fmax_top import top_paths, write_top
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
@@ -61,17 +62,30 @@ class Unit:
     def build(self, **kwargs):
         """The component and its parameter values; a stochastic rounding that never
         rounds (an exact product, a widening conversion) is an error, not a silent rne."""
+        values = self._values(kwargs)
+        return self._checked(self.cls(**{p.name: _resolved(p, values[p.name]) for p in self.params})), values
+
+    def plan(self, **kwargs):
+        """``build``'s plan instead of its component (``cls.plan``: an arithmetic unit's or
+        the MXU's), checked alike, and the parameter values."""
+        values = self._values(kwargs)
+        return self._checked(self.cls.plan(**{p.name: _resolved(p, values[p.name]) for p in self.params})), values
+
+    def _values(self, kwargs: dict) -> dict:
+        """Every parameter's value: ``kwargs``' or the default (a TypeError for any other)."""
         unknown = set(kwargs) - {p.name for p in self.params}
         if unknown:
             raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
                             f"(parameters: {', '.join(p.name for p in self.params)})")
-        values = {p.name: kwargs.get(p.name, p.default) for p in self.params}
-        component = self.cls(**{p.name: _resolved(p, values[p.name]) for p in self.params})
-        rounding = getattr(component, "rounding", None)
-        if rounding is not None and rounding.is_stochastic and component.rand_bits is None:
+        return {p.name: kwargs.get(p.name, p.default) for p in self.params}
+
+    def _checked(self, design):
+        """``design`` (a component or plan), unless its stochastic rounding never rounds."""
+        rounding = getattr(design, "rounding", None)
+        if rounding is not None and rounding.is_stochastic and design.rand_bits is None:
             raise ValueError(f"rounding {rounding.value}: this {self.key} never rounds (every result is exact "
                              "in the output format); use rne")
-        return component, values
+        return design
 
 
 def _resolved(param: Param, value):
@@ -175,7 +189,7 @@ def module_name(unit: Unit, component) -> str:
     if unit.key == "board":
         return (f"{unit.prefix}_{component.rows}x{component.cols}_m{component.mul_stages}a{component.add_stages}"
                 f"_d{component.divisor}")
-    if isinstance(component, (WindowAdder, WindowRounder, NormalisationPoint)):
+    if isinstance(component, (WindowAdderPlan, WindowRounderPlan, NormalisationPoint)):
         return "_".join(_column_parts(unit, component))
     if unit.key == "mxu":
         parts = [f"{unit.prefix}_{component.rows}x{component.cols}", component.in_fmt.name, component.acc_fmt.name,
@@ -209,7 +223,7 @@ def _column_parts(unit: Unit, component) -> list[str]:
              f"t{component.terms}"]
     if isinstance(component, NormalisationPoint):
         return parts + [f"r{component.round_stages}a{component.add_stages}"]
-    if isinstance(component, WindowAdder):
+    if isinstance(component, WindowAdderPlan):
         parts += [component.term] + (["late"] if component.late_sum else [])
     return parts + [f"s{component.latency}"]
 
@@ -227,8 +241,9 @@ def to_verilog(component, name: str) -> str:
     written after the array's own modules."""
     parts_text = ""
     for part, (build, use) in (component.shared_parts() if isinstance(component, MXU) else {}).items():
-        text = verilog.convert(build(), name=f"{name}_{part}", emit_src=False)
-        use(f"{name}_{part}", reset=_has_port(text, f"{name}_{part}", "rst"))
+        built = build()
+        text = verilog.convert(built, name=f"{name}_{part}", emit_src=False)
+        use(f"{name}_{part}", reset=_has_port(text, f"{name}_{part}", "rst"), signature=built.signature)
         parts_text += text
     text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + parts_text)
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
@@ -266,7 +281,7 @@ def manifest(unit: Unit, component, values: dict, name: str, text: str, timing: 
         facts["sum_wait"] = component.sum_wait
         facts["anchor_wait"] = component.anchor_wait
         facts["result_register"] = component.result_register
-    if isinstance(component, WindowAdder) and component.late_sum:
+    if isinstance(component, WindowAdderPlan) and component.late_sum:
         facts["sum_wait"] = component.sum_wait      # the window ``a`` joins this many cycles after the term
     if hasattr(component, "rand_bits"):
         facts["rand_bits"] = component.rand_bits
@@ -325,14 +340,11 @@ TIMING_CSV = Path(__file__).resolve().parent.parent / "docs" / "timing.csv"
 def _depth_choices(unit: Unit, kwargs: dict):
     """Candidate depth settings, cheapest latency first."""
     if unit.key != "mxu":
-        probe, _ = unit.build(**kwargs, stages=0)
-        timing.unused(probe)
-        return [{"stages": n} for n in range(probe.max_stages + 1)]
-    from .mxu.element import ProcessingElement
-    probe = ProcessingElement(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
-                              accumulator=kwargs.get("accumulator"))
-    timing.unused(probe)
-    mul_max, add_max = probe.mul.max_stages, probe.add.max_stages
+        plan, _ = unit.plan(**kwargs, stages=0)
+        return [{"stages": n} for n in range(plan.max_stages + 1)]
+    element = ElementPlan(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
+                          accumulator=kwargs.get("accumulator"))
+    mul_max, add_max = element.mul.max_stages, element.add.max_stages
     rows = kwargs.get("rows", 4)
     pairs = [(m, a) for m in range(mul_max + 1) for a in range(add_max + 1)]
     return [{"mul_stages": m, "add_stages": a} for m, a in sorted(pairs, key=lambda p: (rows * p[1] + p[0], p))]
@@ -355,7 +367,7 @@ def _measured_mhz(unit: Unit, component, arch: str):
 
 
 def _array_mhz(component, values: dict, arch: str) -> dict:
-    """An MXU's figure from measured arrays (``array_timing.array_mhz``)."""
+    """An MXU's (or its plan's) figure from measured arrays (``array_timing.array_mhz``)."""
     design = {k: v for k, v in _parameters(component, values).items() if k != "fused_pe"}
     design["pe"] = "fused" if component.fused_pe else "generic"
     defaults = {p.name: _value(p.default) for p in UNITS["mxu"].params}
@@ -369,11 +381,9 @@ def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator:
                  mul_stages: int, add_stages: int) -> float:
     """The delay model's Fmax of an MXU's processing element (its accumulation's, for
     ``terms`` rows)."""
-    from .mxu.element import ProcessingElement
-    pe = ProcessingElement(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
-                           accumulator=accumulator, terms=terms)
-    timing.unused(pe)
-    return timing.predict_mhz(pe, arch)
+    element = ElementPlan(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
+                          accumulator=accumulator, terms=terms)
+    return timing.predict_mhz(element, arch)
 
 
 def _mxu_for(kwargs: dict, arch: str, target_mhz: float | None):
@@ -385,11 +395,10 @@ def _mxu_for(kwargs: dict, arch: str, target_mhz: float | None):
         component, values = unit.build(**kwargs)
         return component, values, {"arch": arch, "target_mhz": None, "achieved_mhz": _array_mhz(component, values, arch)}
     choices = _depth_choices(unit, kwargs)
-    probe, values = unit.build(**{**kwargs, **choices[0]})     # the depth changes no other parameter
-    timing.unused(probe)
+    plan, values = unit.plan(**{**kwargs, **choices[0]})     # the depth changes no other parameter
     chosen, fastest = None, None
     for depth in choices:
-        figure = _array_mhz(probe, {**values, **depth}, arch)
+        figure = _array_mhz(plan, {**values, **depth}, arch)
         if figure["mhz"] is None:
             continue
         measured = "measured" in figure
@@ -420,27 +429,30 @@ def build_for(unit: Unit, kwargs: dict, arch: str, target_mhz: float | None):
     if unit.key == "mxu":
         return _mxu_for(kwargs, arch, target_mhz)
     if target_mhz is not None:
-        best = None
-        for depth in _depth_choices(unit, kwargs):
-            component, values = unit.build(**{**kwargs, **depth})
-            mhz = timing.predict_mhz(component, arch)
-            measured = _measured_mhz(unit, component, arch)
-            reached = measured if measured is not None else mhz
-            if reached >= target_mhz:
-                break
-            timing.unused(component)
-            if best is None or reached > best[1] + 1e-9:
-                best = (depth, reached, measured is not None)
-        else:
-            where = ", ".join(f"{k}={v}" for k, v in best[0].items())
-            raise ValueError(f"target_mhz {target_mhz:g} is out of reach on {arch}: the highest is "
-                             f"{best[1]:.1f} MHz {'measured' if best[2] else 'predicted'} ({where})")
-    else:
-        component, values = unit.build(**kwargs)
-        mhz = timing.predict_mhz(component, arch)
+        kwargs = {**kwargs, **_unit_depth(unit, kwargs, arch, target_mhz)}
+    component, values = unit.build(**kwargs)
+    mhz = timing.predict_mhz(component, arch)
     facts = {"arch": arch, "target_mhz": target_mhz, "predicted_mhz": round(mhz, 1),
              "achieved_mhz": _measured_mhz(unit, component, arch)}
     return component, values, facts
+
+
+def _unit_depth(unit: Unit, kwargs: dict, arch: str, target_mhz: float):
+    """The cheapest depth (``_depth_choices``) whose design reaches ``target_mhz``, measured
+    where it was placed and routed, else predicted, from its plan."""
+    best = None
+    for depth in _depth_choices(unit, kwargs):
+        plan, _ = unit.plan(**{**kwargs, **depth})
+        mhz = timing.predict_mhz(plan, arch)
+        measured = _measured_mhz(unit, plan, arch)
+        reached = measured if measured is not None else mhz
+        if reached >= target_mhz:
+            return depth
+        if best is None or reached > best[1] + 1e-9:
+            best = (depth, reached, measured is not None)
+    where = ", ".join(f"{k}={v}" for k, v in best[0].items())
+    raise ValueError(f"target_mhz {target_mhz:g} is out of reach on {arch}: the highest is "
+                     f"{best[1]:.1f} MHz {'measured' if best[2] else 'predicted'} ({where})")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal, signed
-from amaranth.lib.wiring import In
 
 from golden.formats import BF16, FP32
 from golden.ops import multiply_sr_bits
@@ -14,12 +13,43 @@ from .float import FloatLayout, significand
 from .params import format_param, rounding_param
 from .pipeline import Delay, delayed, select
 from .rounder import Rounder, signed_width
-from .unit import ArithmeticUnit
+from .unit import ArithmeticUnit, UnitPlan
 
-__all__ = ["FPMultiplier"]
+__all__ = ["FPMultiplier", "MultiplierPlan"]
 
 
-class FPMultiplier(ArithmeticUnit):
+class MultiplierPlan(UnitPlan):
+    """``FPMultiplier``'s parameters (keyword-only, as the multiplier's) and pipeline."""
+
+    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
+    _reset_less = False
+
+    def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
+                 sr_bits=None, stages=0, mul_dsp="inferred"):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.out_fmt = format_param("out_fmt", out_fmt)
+        self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
+        self.rounding = rounding_param(rounding)
+        rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
+        super().__init__(rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
+                         routes=("operands", "product"),                 # the DSP's input and output
+                         reset_less=self._reset_less)
+
+    def _cuts(self, rand_bits):
+        fi, width = self.in_fmt, 2 * self.in_fmt.precision
+        return [("input", Delay()),
+                ("operands", Delay(1)),                     # classify; the significands' route to the DSP
+                ("product", Delay(mul=1)),                  # in parallel: the exponent sum
+                ("normalised", Delay(1, fi.exp_bits + 2)),  # product MSB picks shift and exponent
+                *Rounder.cuts(self.out_fmt, width, fi.exp_bits + 3, self.rounding, rand_bits)]
+
+    @property
+    def exact(self) -> bool:
+        """True when the significand product is never rounded."""
+        return self.out_fmt.precision >= 2 * self.in_fmt.precision
+
+
+class FPMultiplier(MultiplierPlan, ArithmeticUnit):
     """Floating-point multiplier in TPU mode (DAZ, FTZ, canonical NaN).
 
     Parameters (keyword-only)
@@ -46,37 +76,11 @@ class FPMultiplier(ArithmeticUnit):
     Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
     """
 
-    def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
-                 sr_bits=None, stages=0, mul_dsp="inferred"):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.out_fmt = format_param("out_fmt", out_fmt)
-        self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
-        self.rounding = rounding_param(rounding)
-        rand_bits = multiply_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
-        super().__init__(operands={"a": self.in_fmt.width, "b": self.in_fmt.width}, result_width=self._result_shape(),
-                         rand_bits=rand_bits, stages=stages, cuts=self._cuts(rand_bits),
-                         routes=("operands", "product"),                 # the DSP's input and output
-                         extra={"rand": In(rand_bits)} if rand_bits is not None else None,
-                         reset_less=self._reset_less)
-
-    #: Pipeline registers without reset (``pipeline.Stages``): the generic unit keeps them.
-    _reset_less = False
+    def _operands(self):
+        return {"a": self.in_fmt.width, "b": self.in_fmt.width}
 
     def _result_shape(self):
         return self.out_fmt.width
-
-    def _cuts(self, rand_bits):
-        fi, width = self.in_fmt, 2 * self.in_fmt.precision
-        return [("input", Delay()),
-                ("operands", Delay(1)),                     # classify; the significands' route to the DSP
-                ("product", Delay(mul=1)),                  # in parallel: the exponent sum
-                ("normalised", Delay(1, fi.exp_bits + 2)),  # product MSB picks shift and exponent
-                *Rounder.cuts(self.out_fmt, width, fi.exp_bits + 3, self.rounding, rand_bits)]
-
-    @property
-    def exact(self) -> bool:
-        """True when the significand product is never rounded."""
-        return self.out_fmt.precision >= 2 * self.in_fmt.precision
 
     def _normalised(self, m) -> dict:
         """The datapath up to the ``normalised`` cut point: ``sig`` (the product, MSB set

@@ -8,11 +8,11 @@ from amaranth.lib import data
 from golden.formats import BF16, FP32, FloatFormat
 from golden.rounding import Flags
 
-from .multiplier import FPMultiplier
+from .multiplier import FPMultiplier, MultiplierPlan
 from .params import check_exact_products, format_param
 from .pipeline import Delay, select
 
-__all__ = ["ExactProduct", "raw_product_layout"]
+__all__ = ["ExactProduct", "ExactProductPlan", "raw_product_layout"]
 
 
 def raw_product_layout(in_fmt: FloatFormat, acc_fmt: FloatFormat) -> data.StructLayout:
@@ -24,7 +24,33 @@ def raw_product_layout(in_fmt: FloatFormat, acc_fmt: FloatFormat) -> data.Struct
                               "zero": 1, "inf": 1, "nan": 1})
 
 
-class ExactProduct(FPMultiplier):
+class ExactProductPlan(MultiplierPlan):
+    """``ExactProduct``'s parameters (keyword-only, as the unit's) and pipeline."""
+
+    _reset_less = True
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, mul_dsp="inferred"):
+        in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
+        check_exact_products(in_fmt, acc_fmt)
+        if not acc_fmt.ieee:
+            raise ValueError(f"acc_fmt must have infinities (not finite or saturating), not {acc_fmt}")
+        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, mul_dsp=mul_dsp)
+
+    @property
+    def acc_fmt(self) -> FloatFormat:
+        return self.out_fmt
+
+    def _cuts(self, rand_bits):
+        cuts = super()._cuts(rand_bits)
+        names = [name for name, _ in cuts]
+        # The delay model (hdl/timing_model.json) was fitted with the range check's compares
+        # in this stage; they now sit beside the exponent's add (``_exponent``), which leaves
+        # the class bits and the selects here. The estimate stays until placed runs of the
+        # new stage refit it (a Delay(2) puts every register where this one does).
+        return cuts[:names.index("normalised") + 1] + [("output", Delay(1, self.in_fmt.exp_bits + 3))]
+
+
+class ExactProduct(ExactProductPlan, FPMultiplier):
     """The multiplier's datapath without its rounder: the exact product, classified.
 
     What ``FPMultiplier(in_fmt, out_fmt=acc_fmt)`` returns, as fields instead of an
@@ -46,30 +72,8 @@ class ExactProduct(FPMultiplier):
     ``valid_out``.
     """
 
-    _reset_less = True
-
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, mul_dsp="inferred"):
-        in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
-        check_exact_products(in_fmt, acc_fmt)
-        if not acc_fmt.ieee:
-            raise ValueError(f"acc_fmt must have infinities (not finite or saturating), not {acc_fmt}")
-        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, mul_dsp=mul_dsp)
-
-    @property
-    def acc_fmt(self) -> FloatFormat:
-        return self.out_fmt
-
     def _result_shape(self):
         return raw_product_layout(self.in_fmt, self.out_fmt)
-
-    def _cuts(self, rand_bits):
-        cuts = super()._cuts(rand_bits)
-        names = [name for name, _ in cuts]
-        # The delay model (hdl/timing_model.json) was fitted with the range check's compares
-        # in this stage; they now sit beside the exponent's add (``_exponent``), which leaves
-        # the class bits and the selects here. The estimate stays until placed runs of the
-        # new stage refit it (a Delay(2) puts every register where this one does).
-        return cuts[:names.index("normalised") + 1] + [("output", Delay(1, self.in_fmt.exp_bits + 3))]
 
     def _exponent(self, m, exp_sum, top) -> dict:
         """The range check, before the ``normalised`` cut: ``tiny`` and ``huge`` (the

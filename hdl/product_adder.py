@@ -6,14 +6,30 @@ from amaranth.hdl import Cat, Const
 
 from golden.formats import BF16, FP32
 
-from .adder import FPAdder
+from .adder import AdderPlan, FPAdder
 from .params import check_exact_products, format_param
 from .product import raw_product_layout
 
-__all__ = ["ProductAdder"]
+__all__ = ["ProductAdder", "ProductAdderPlan"]
 
 
-class ProductAdder(FPAdder):
+class ProductAdderPlan(AdderPlan):
+    """``ProductAdder``'s parameters (keyword-only, as the unit's) and pipeline."""
+
+    _reset_less = True
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        acc_fmt = format_param("acc_fmt", acc_fmt)
+        check_exact_products(self.in_fmt, acc_fmt)
+        super().__init__(fmt=acc_fmt, stages=stages)
+
+    @property
+    def acc_fmt(self):
+        return self.fmt
+
+
+class ProductAdder(ProductAdderPlan, FPAdder):
     """``FPAdder`` (RNE) whose operand ``b`` is an ``ExactProduct``'s raw product.
 
     The sum is the adder's: ``a + b`` rounded once, bit for bit what ``FPAdder`` returns
@@ -31,18 +47,6 @@ class ProductAdder(FPAdder):
     Ports: in ``a`` (``acc_fmt``), ``b`` (``raw_product_layout``), ``valid_in``; out
     ``result``, ``flags``, ``valid_out``.
     """
-
-    _reset_less = True
-
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        acc_fmt = format_param("acc_fmt", acc_fmt)
-        check_exact_products(self.in_fmt, acc_fmt)
-        super().__init__(fmt=acc_fmt, stages=stages)
-
-    @property
-    def acc_fmt(self):
-        return self.fmt
 
     def _b_shape(self):
         return raw_product_layout(self.in_fmt, self.fmt)

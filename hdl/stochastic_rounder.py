@@ -13,13 +13,34 @@ from .float import FloatLayout
 from .params import format_param, rounding_param
 from .pipeline import Delay
 from .rounder import Rounder, signed_width
-from .unit import ArithmeticUnit
+from .unit import ArithmeticUnit, UnitPlan
 from .xorshift import Xorshift32
 
-__all__ = ["StochasticRounder"]
+__all__ = ["StochasticRounder", "StochasticRounderPlan"]
 
 
-class StochasticRounder(ArithmeticUnit):
+class StochasticRounderPlan(UnitPlan):
+    """``StochasticRounder``'s parameters (keyword-only, as the unit's) and pipeline."""
+
+    def __init__(self, *, in_fmt=FP32, out_fmt=BF16, rounding=Rounding.STOCHASTIC, sr_bits=None,
+                 stages=0, rng=True):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.out_fmt = format_param("out_fmt", out_fmt)
+        self.rounding = rounding_param(rounding)
+        fi, fo = self.in_fmt, self.out_fmt
+        if self.rounding.is_stochastic and fo.precision >= fi.precision and fo.exp_bits >= fi.exp_bits:
+            raise ValueError(f"rounding {self.rounding.value}: {fi} -> {fo} never rounds (every {fi} value is exact "
+                             f"in {fo}); stochastic rounding needs an out_fmt narrower than in_fmt, or use rne")
+        rand_bits = convert_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
+        if not isinstance(rng, bool):
+            raise TypeError(f"rng must be True or False, not {rng!r}")
+        self.rng = rng and rand_bits is not None
+        super().__init__(rand_bits=rand_bits, stages=stages,
+                         cuts=[("input", Delay()), *Rounder.cuts(self.out_fmt, self.in_fmt.precision,
+                                                                 self.in_fmt.exp_bits + 2, self.rounding, rand_bits)])
+
+
+class StochasticRounder(StochasticRounderPlan, ArithmeticUnit):
     """Format conversion through the shared rounder, stochastic by default (TPU mode).
 
     Parameters (keyword-only)
@@ -41,27 +62,14 @@ class StochasticRounder(ArithmeticUnit):
     ``flags``, ``valid_out``.
     """
 
-    def __init__(self, *, in_fmt=FP32, out_fmt=BF16, rounding=Rounding.STOCHASTIC, sr_bits=None,
-                 stages=0, rng=True):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.out_fmt = format_param("out_fmt", out_fmt)
-        self.rounding = rounding_param(rounding)
-        fi, fo = self.in_fmt, self.out_fmt
-        if self.rounding.is_stochastic and fo.precision >= fi.precision and fo.exp_bits >= fi.exp_bits:
-            raise ValueError(f"rounding {self.rounding.value}: {fi} -> {fo} never rounds (every {fi} value is exact "
-                             f"in {fo}); stochastic rounding needs an out_fmt narrower than in_fmt, or use rne")
-        rand_bits = convert_sr_bits(self.in_fmt, self.out_fmt, self.rounding, sr_bits)
-        if not isinstance(rng, bool):
-            raise TypeError(f"rng must be True or False, not {rng!r}")
-        self.rng = rng and rand_bits is not None
-        if self.rng:
-            extra = {"seed": In(32), "seed_load": In(1)}
-        else:
-            extra = {"rand": In(rand_bits)} if rand_bits is not None else None
-        super().__init__(operands={"a": self.in_fmt.width}, result_width=self.out_fmt.width,
-                         rand_bits=rand_bits, stages=stages, extra=extra,
-                         cuts=[("input", Delay()), *Rounder.cuts(self.out_fmt, self.in_fmt.precision,
-                                                                 self.in_fmt.exp_bits + 2, self.rounding, rand_bits)])
+    def _operands(self):
+        return {"a": self.in_fmt.width}
+
+    def _result_shape(self):
+        return self.out_fmt.width
+
+    def _extra(self):
+        return {"seed": In(32), "seed_load": In(1)} if self.rng else super()._extra()
 
     def elaborate(self, platform):
         m = Module()

@@ -58,13 +58,11 @@ def every_depth() -> list:
     """Every configuration above (not the xorshift unit) at every depth 0..``max_stages``
     (``pytest --every-depth``)."""
     from hdl.build import UNITS
-    from hdl.timing import unused
     configs = []
     for unit, group in (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)):
         for params in group:
-            component, _ = UNITS[unit].build(**params)
-            unused(component)
-            configs += [(unit, {**params, "stages": s}) for s in range(component.max_stages + 1)]
+            plan, _ = UNITS[unit].plan(**params)
+            configs += [(unit, {**params, "stages": s}) for s in range(plan.max_stages + 1)]
     return configs
 
 

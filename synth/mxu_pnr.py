@@ -259,7 +259,7 @@ def _designs(args, parser, floorplan: str):
     if args.verilog is None:
         sizes = [parse_size(s) for s in (args.sizes or "2x2:m6a9").split(",")]
         for rows, cols, m, a in sizes:
-            UNITS["mxu"].build(rows=rows, cols=cols, mul_stages=m, add_stages=a)[0]._MustUse__silence = True
+            UNITS["mxu"].plan(rows=rows, cols=cols, mul_stages=m, add_stages=a)
             if floorplan == "dsp":
                 try:
                     mxu_plan(rows, cols)

@@ -84,37 +84,40 @@ COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "
            "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
 
 
-def component(kind: str, stages):
-    """The design of one run and its module name."""
+def component(kind: str, stages, *, plan: bool = False):
+    """The design of one run and its module name; with ``plan``, the design's plan instead
+    (its segments and latency; ``None`` for a reference, which has none)."""
     from hdl.build import UNITS as BUILD
     from hdl.build import module_name
-    from hdl.mxu.element import ProcessingElement
+    from hdl.mxu.element import ElementPlan, ProcessingElement
 
     from .significand import SignificandAdder, SignificandMultiplier
     if kind.startswith("bare"):
-        return SignificandMultiplier(width=8), "sigmul_8x8"
+        return None if plan else SignificandMultiplier(width=8), "sigmul_8x8"
     if kind == "fabric_add":
-        return SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
+        return None if plan else SignificandAdder(width=FABRIC_ADD_WIDTH), f"sigadd_{FABRIC_ADD_WIDTH}"
+    element = ElementPlan if plan else ProcessingElement
     if kind.startswith(("pe_colw", "colround_w")):
         from golden.column import ColumnAccumulator
         from hdl.mxu.accumulation.window_rounder import WindowRounder
         width, bound, dsp = re.fullmatch(r".*w(\d+)(b?)(_regdsp)?", kind).groups()
         window = ColumnAccumulator(window=int(width), anchor="bound" if bound else "running")
         if kind.startswith("colround"):
-            return (WindowRounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
+            rounder = WindowRounder.plan if plan else WindowRounder
+            return (rounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
-        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS,
-                               mul_dsp="ecp5" if dsp else "inferred")
+        pe = element(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS,
+                     mul_dsp="ecp5" if dsp else "inferred")
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}" + "_ecp5dsp" * bool(dsp)
     if kind.startswith("pe"):
         fused = kind.startswith("pe_fused")
-        pe = ProcessingElement(mul_stages=stages[0], add_stages=stages[1], fused=fused)
+        pe = element(mul_stages=stages[0], add_stages=stages[1], fused=fused)
         # A flow variant's module name differs, so that no lookup by module takes its figure
         # for the default flow's (hdl.build --target-mhz).
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}" + "_fused" * fused + "_nosr" * kind.endswith("_nosr")
     unit, params = UNITS[kind][1]
-    built, _ = BUILD[unit].build(**params, stages=stages)
-    return built, module_name(BUILD[unit], built)
+    design, _ = (BUILD[unit].plan if plan else BUILD[unit].build)(**params, stages=stages)
+    return design, module_name(BUILD[unit], design)
 
 
 def harness_ffs(unit, scramble: bool = False) -> int:
@@ -151,7 +154,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
     another seed than ``pnr.SEED`` are cached apart: the tables show seed ``pnr.SEED``."""
     from .pnr import SEED, place_and_route
     seed = SEED if seed is None else seed
-    unit, name = component(kind, stages)
+    _, name = component(kind, stages, plan=True)
     key_text = json.dumps([arch, kind, stages, seed, tool_versions()])
     for path in HARDWARE if kind not in REFERENCES else ["synth/pnr.py", "synth/significand.py"]:
         key_text += (ROOT / path).read_text()
@@ -162,11 +165,10 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
         return json.loads(path.read_text())
     start = time.perf_counter()
     work = cache / "work" / f"{arch}_{kind}_{name}{'_' + tag[:-1] if tag else ''}"
+    unit, _ = component(kind, stages)
     with _locked(lock):
         figures = place_and_route(unit, arch, work, synth_opts="-dsp" if kind.endswith("_dsp") else "",
                                   details=True, seed=seed, sync_resets=not kind.endswith("_nosr"))
-    unit, _ = component(kind, stages)
-    timing.unused(unit)
     cells = figures.pop("cells")
     if arch == "ecp5":
         lut, ff, dsp = cells.get("TRELLIS_COMB", 0), cells.get("TRELLIS_FF", 0), cells.get("MULT18X18D", 0)
@@ -188,8 +190,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
 
 def _latest(cache: Path, arch: str, kind: str, stages):
     """The newest cached run of a plan entry, or None."""
-    design, name = component(kind, stages)
-    timing.unused(design)
+    _, name = component(kind, stages, plan=True)
     hits = sorted(cache.glob(f"{arch}_{name}_{kind}_" + "?" * 16 + ".json"), key=lambda p: p.stat().st_mtime)
     return json.loads(hits[-1].read_text()) if hits else None
 
@@ -210,10 +211,8 @@ def _rpt_cells(rpt: str):
 
 
 def _design(kind, stages):
-    """The unrun design of a row, for the model's segments."""
-    design = component(kind, tuple(stages) if isinstance(stages, list) else stages)[0]
-    timing.unused(design)
-    return design
+    """The plan of a row's design, for the model's segments."""
+    return component(kind, tuple(stages) if isinstance(stages, list) else stages, plan=True)[0]
 
 
 def finish_rows(rows, model) -> list[dict]:
@@ -343,7 +342,7 @@ def fit(rows, model: dict) -> dict:
         # the committed fit; a refit with them is a change of the model of its own). The references are one segment each, the adder's
         # ``sum`` segment for the add/subtract alone.
         reference = {"bare": [timing.Delay(mul=1)], "fabric_add": [timing.Delay(1, FABRIC_ADD_WIDTH)]}
-        designs = [(reference.get(r["kind"]) or timing.segments(_design(r["kind"], r["stages"])),
+        designs = [(reference.get(r["kind"]) or _design(r["kind"], r["stages"]).segments,
                     1000 / r["fmax_mhz"]) for r in rows
                    if r["arch"] == arch and not r["kind"].endswith(("_dsp", "_nosr"))
                    and not r["kind"].startswith(("pe_col", "colround"))]

@@ -147,11 +147,9 @@ def test_structural_method_proves_the_fp32_multiplier_at_3_and_5_stages(tmp_path
     ("rounder", dict(rng=False), 4, False, "bmc"),
 ])
 def test_default_method_is_one_that_finishes(key, params, stages, bmc_options, method):
-    from hdl.timing import unused
     from sim.formal.cli import choose_method
 
-    unit = FORMAL_UNITS[key].build(**params, stages=stages)[0]
-    unused(unit)
+    unit = FORMAL_UNITS[key].plan(**params, stages=stages)[0]
     assert choose_method(key, unit, bmc_options=bmc_options)[0] == method
 
 

@@ -8,7 +8,6 @@ from hdl.mxu import MXU
 from hdl.mxu.element import ProcessingElement
 from hdl.product import ExactProduct
 from hdl.product_adder import ProductAdder
-from hdl.timing import unused
 from sim.formal.pipelining import check, check_pe
 
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
@@ -53,10 +52,9 @@ def test_options_are_checked(make, message):
 
 
 def test_mxu_default_is_fused_and_generic_is_kept():
-    fused, generic = MXU(rows=2, cols=2), MXU(rows=2, cols=2, mul_stages=9, fused_pe=False)
-    unused(fused, generic)
+    fused, generic = MXU.plan(rows=2, cols=2), MXU.plan(rows=2, cols=2, mul_stages=9, fused_pe=False)
     assert fused.fused_pe and not generic.fused_pe and generic.mul_stages == 9
-    assert fused.latency == MXU(rows=2, cols=2, fused_pe=False).latency       # the same timing
+    assert fused.latency == MXU.plan(rows=2, cols=2, fused_pe=False).latency       # the same timing
 
 
 def test_reset_less_stages_keep_only_valid_reset():

@@ -9,20 +9,18 @@ from amaranth.lib.wiring import In, Out
 from golden.formats import BF16, FP32
 
 from ..params import check_exact_products, format_param, int_param
-from ..pipeline import delayed
+from ..pipeline import Delay, delayed
 from .accumulation import resolve_accumulation
 
-__all__ = ["ProcessingElement", "check_pe_stages"]
+__all__ = ["ElementPlan", "ProcessingElement", "check_pe_stages"]
 
 
 def check_pe_stages(in_fmt, acc_fmt, mul_stages, add_stages, fused: bool, accumulation, terms: int = 1
                     ) -> tuple[int, int]:
     """``(mul_stages, add_stages)``, each checked against its unit's ``max_stages`` (a
     ValueError naming the parameter, before any processing element is built)."""
-    from ..timing import unused
-    mul, add = accumulation.element_units(in_fmt=in_fmt, acc_fmt=acc_fmt, fused=fused, mul_stages=0, add_stages=0,
+    mul, add = accumulation.element_plans(in_fmt=in_fmt, acc_fmt=acc_fmt, fused=fused, mul_stages=0, add_stages=0,
                                           terms=terms, mul_dsp="inferred")
-    unused(mul, add)
     return (int_param("mul_stages", mul_stages, 0, mul.max_stages),
             int_param("add_stages", add_stages, 0, add.max_stages))
 
@@ -33,7 +31,60 @@ def check_fused(fused) -> bool:
     return fused
 
 
-class ProcessingElement(wiring.Component):
+class ElementPlan:
+    """A processing element's checked parameters (keyword-only, as ``ProcessingElement``'s)
+    and timing without its hardware: its multiplier's and adder's plans (``mul``, ``add``),
+    ``late_sum``, ``sum_wait``, ``psum_latency`` and ``segments``."""
+
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
+                 terms=1, mul_dsp="inferred"):
+        self.in_fmt = format_param("in_fmt", in_fmt)
+        self.acc_fmt = format_param("acc_fmt", acc_fmt)
+        self.fused = check_fused(fused)
+        check_exact_products(self.in_fmt, self.acc_fmt)
+        self.accumulation = resolve_accumulation("accumulator", accumulator)
+        self.accumulation.check(self.in_fmt, self.acc_fmt, self.fused)
+        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, self.fused,
+                                                 self.accumulation, terms)
+        self._units = {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "fused": self.fused, "mul_stages": mul_stages,
+                       "add_stages": add_stages, "terms": terms, "mul_dsp": mul_dsp}
+        self.mul, self.add = self.accumulation.element_plans(**self._units)
+        self.mul_dsp = self.mul.mul_dsp
+        self.add_stages = add_stages
+
+    @property
+    def late_sum(self) -> bool:
+        """Whether the partial sum joins at the add, after the product (its adder takes the
+        anchor with the product)."""
+        return self.accumulation.late_sum
+
+    @property
+    def sum_wait(self) -> int:
+        """Cycles from the product (and ``anchor_in``) to ``psum_in``: the element adder's
+        (0 but for an adder that takes the partial sum late)."""
+        return self.accumulation.sum_wait(self.add)
+
+    @property
+    def psum_latency(self) -> int:
+        """Cycles from ``psum_in`` to ``psum_out``: the add's stages after the partial sum
+        joins, and the output register."""
+        return self.add_stages - self.sum_wait + 1
+
+    @property
+    def psum_shape(self):
+        """The partial sum's shape: the adder's result's."""
+        return self.add._result_shape()
+
+    @property
+    def segments(self) -> list[Delay]:
+        """Delays between consecutive registers: the weight-select mux before the
+        multiplier, the multiplier's last segment running into the adder's first."""
+        mul, add = self.mul.segments, self.add.segments
+        mul = [mul[0] + Delay(1), *mul[1:]]
+        return [*mul[:-1], mul[-1] + add[0], *add[1:]]
+
+
+class ProcessingElement(ElementPlan, wiring.Component):
     """``psum_out = psum_in + x_in * w[sel_in]``: an exact product, one RNE add.
 
     ``flags_out = flags_in | flags of the multiply | flags of the add``, aligned with
@@ -66,47 +117,21 @@ class ProcessingElement(wiring.Component):
     its own registers (``FPMultiplier``); the same bits and latency.
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
-                 terms=1, mul_dsp="inferred"):
-        self.in_fmt = format_param("in_fmt", in_fmt)
-        self.acc_fmt = format_param("acc_fmt", acc_fmt)
-        self.fused = check_fused(fused)
-        check_exact_products(self.in_fmt, self.acc_fmt)
-        self.accumulation = resolve_accumulation("accumulator", accumulator)
-        self.accumulation.check(self.in_fmt, self.acc_fmt, self.fused)
-        mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, self.fused,
-                                                 self.accumulation, terms)
-        self.mul, self.add = self.accumulation.element_units(
-            in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, fused=self.fused, mul_stages=mul_stages, add_stages=add_stages,
-            terms=terms, mul_dsp=mul_dsp)
-        self.mul_dsp = self.mul.mul_dsp
-        self.add_stages = add_stages
+    def __init__(self, **params):
+        ElementPlan.__init__(self, **params)
+        psum = self.psum_shape
+        self.mul, self.add = self._build_units()
         w = self.in_fmt.width
-        psum = self.add.result.shape()
-        super().__init__({
+        wiring.Component.__init__(self, {
             "x_in": In(w), "sel_in": In(1), "psum_in": In(psum),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
             "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(psum),
             "flags_out": Out(5), **self.accumulation.element_ports(self.acc_fmt),
         })
 
-    @property
-    def late_sum(self) -> bool:
-        """Whether the partial sum joins at the add, after the product (its adder takes the
-        anchor with the product)."""
-        return "anchor" in self.add.signature.members
-
-    @property
-    def sum_wait(self) -> int:
-        """Cycles from the product (and ``anchor_in``) to ``psum_in``: the element adder's
-        (0 but for an adder that takes the partial sum late)."""
-        return self.accumulation.sum_wait(self.add)
-
-    @property
-    def psum_latency(self) -> int:
-        """Cycles from ``psum_in`` to ``psum_out``: the add's stages after the partial sum
-        joins, and the output register."""
-        return self.add_stages - self.sum_wait + 1
+    def _build_units(self):
+        """The multiplier and adder (the accumulation's ``element_units``)."""
+        return self.accumulation.element_units(**self._units)
 
     def elaborate(self, platform):
         m = Module()

@@ -35,8 +35,8 @@ def plan_of(unit: str, params: dict, *, chunk: int = DEFAULT_CHUNK, vectors: int
             bubbles: float = 0.2, situations: bool = True) -> Plan:
     """The plan of a configuration: exhaustive when its inputs fit ``MAX_EXHAUSTIVE_BITS``
     bits and ``vectors`` is not given, else a sample of ``vectors`` (default 2**30)."""
-    component, values = _component(unit, params)      # validates the parameters
-    fmts, _ = operand_formats(unit, {k: getattr(component, k, v) for k, v in values.items()})
+    plan, values = UNITS[unit].plan(**params)      # validates the parameters
+    fmts, _ = operand_formats(unit, {k: getattr(plan, k, v) for k, v in values.items()})
     bits = sum(f.width for f in fmts)
     exhaustive = vectors is None and bits <= MAX_EXHAUSTIVE_BITS
     total = 1 << bits if exhaustive else (vectors or DEFAULT_SAMPLE)
@@ -129,14 +129,8 @@ def run(plan: Plan, indices: range, report: Path, *, workers: int = executor.DEF
     return out
 
 
-def _component(unit: str, params: dict):
-    component, values = UNITS[unit].build(**params)
-    component._MustUse__silence = True        # read for its parameters; sim.compiled.model elaborates its own
-    return component, values
-
-
 def _module(plan: Plan) -> str:
-    return module_name(UNITS[plan.unit], _component(plan.unit, dict(plan.params))[0])
+    return module_name(UNITS[plan.unit], UNITS[plan.unit].plan(**dict(plan.params))[0])
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -275,9 +275,8 @@ def main(argv=None) -> int:
     if params["out_rounding"] == "none":
         params["out_rounding"] = None
     unit = UNITS["mxu"]
-    component = unit.build(**params)[0]
-    component._MustUse__silence = True          # read for its name; MxuModel elaborates its own
-    out = args.out or build_dir("results", f"compiled_mxu_{module_name(unit, component)}.json")
+    plan = unit.plan(**params)[0]
+    out = args.out or build_dir("results", f"compiled_mxu_{module_name(unit, plan)}.json")
     check_output(out, "--out")                              # before the build
     model = MxuModel(params)
     report = check(model, args.vectors, args.seed, swap_rate=args.swap_rate)

@@ -106,8 +106,7 @@ def main(argv=None) -> int:
     check_output(args.out, "--out", folder=True)
     import wavedrom as renderer
 
-    mxu = MXU(rows=2, cols=2)
-    mxu._MustUse__silence = True          # only its latency and depth are read here
+    mxu = MXU.plan(rows=2, cols=2)
     for name, (caption, w_rows, x_rows, y_ready, w_gaps, cycles) in scenarios(mxu.latency, mxu.fifo_depth).items():
         source = json.dumps(wavedrom(caption, simulate(w_rows, x_rows, y_ready, w_gaps, cycles)), indent=1)
         svg = '<?xml version="1.0" encoding="utf-8" ?>\n' + renderer.render(source).tostring()

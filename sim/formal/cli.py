@@ -19,7 +19,6 @@ from pathlib import Path
 from golden.tools.cli import Parser, check_output, command, write_text
 from hdl.build import add_unit_arguments, module_name
 from hdl.mxu.config import OPTION as MXU_OPTION
-from hdl.timing import unused
 
 from .pipelining import FORMAL_UNITS, MAX_DEPTH, _configure, _yosys, check, check_pe
 from .structural import check_structural
@@ -177,20 +176,20 @@ def main(argv=None) -> int:
     unit = FORMAL_UNITS[args.unit]
     params = {p.name: getattr(args, p.name) for p in unit.params if p.name != "stages"}
     bmc_options = args.depth is not None or args.input_delay is not None
-    pipelined, dut, ref, values = _configure(args.unit, params, args.stages, args.mutant)
-    name = module_name(unit, pipelined)
+    plan, _ = unit.plan(**params, stages=args.stages)
+    name = module_name(unit, plan)
     method, progress = args.method, _progress
     if method == "auto":
-        method, why = choose_method(args.unit, pipelined, bmc_options=bmc_options)
+        method, why = choose_method(args.unit, plan, bmc_options=bmc_options)
         progress = _announcing(f"{name}: method {method} ({why}; --method bmc or structural to choose)")
     if method == "structural":
         if bmc_options:
             raise ValueError("--depth and --input-delay are options of --method bmc")
+        pipelined, dut, ref, values = _configure(args.unit, params, args.stages, args.mutant)
         progress(f"{name}: structural proof, {args.stages} stages against 0 (Yosys)...")
         report = check_structural(args.unit, pipelined, dut, ref, values,
                                   yosys=functools.partial(_yosys, progress=progress), timeout=args.timeout)
     else:
-        unused(pipelined, dut, ref)             # check() builds its own
         report = check(args.unit, params, stages=args.stages, depth=args.depth, mutant=args.mutant,
                        timeout=args.timeout, input_delay=args.input_delay, progress=progress)
     text = json.dumps(report, indent=2) + "\n"

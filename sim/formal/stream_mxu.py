@@ -12,7 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.mxu import MXU
-from hdl.timing import unused
+from hdl.mxu.element import ProcessingElement
 from hdl.mxu.accumulation.window import window_layout
 
 from .stream_fifo import track_fifo
@@ -74,6 +74,16 @@ class _TagRounder(wiring.Component):
         return m
 
 
+class _TagElement(ProcessingElement):
+    """A processing element whose multiplier and adder carry tags (``_TagUnit``), with its
+    own timing and ports."""
+
+    def _build_units(self):
+        late = {"sum_wait": self.sum_wait, "anchor": self.acc_fmt.exp_bits} if self.late_sum else {}
+        return (_TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul.latency, flags=True, name="tag_mul"),
+                _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add", **late))
+
+
 class TagMXU(MXU):
     """``MXU`` whose processing elements carry tags instead of products: column ``j``'s
     output is the XOR of ``x[k] XOR w[k][j]`` over the rows ``k``, so it names the row, the
@@ -84,12 +94,7 @@ class TagMXU(MXU):
     points pass the tag through their registers as the column rounders do."""
 
     def processing_element(self):
-        pe = super().processing_element()
-        unused(pe.mul, pe.add)
-        pe.mul = _TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul_stages, flags=True, name="tag_mul")
-        late = {"sum_wait": pe.add.sum_wait, "anchor": self.acc_fmt.exp_bits} if pe.late_sum else {}
-        pe.add = _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add", **late)
-        return pe
+        return _TagElement(**self._element_params())
 
     def accumulator_adder(self):
         return _TagUnit(self.acc_fmt.width, self.acc_fmt.width, 0, flags=True, name="tag_acc")

@@ -17,7 +17,6 @@ from amaranth.back import rtlil
 
 from golden.tools.cli import build_dir
 from hdl.mxu import MXU
-from hdl.timing import unused
 from hdl.toolchain import yosys_command
 
 from .sby import ENGINE, run_sby, tools
@@ -74,8 +73,7 @@ def default_depths(kind: str, params: dict) -> tuple[int, int]:
     window put there) and enough cycles to fill the FIFO after loading a tile."""
     if kind == "fifo":
         return 8, params.get("depth", 4) + 8
-    mxu = TagMXU(**params)
-    unused(mxu)
+    mxu = TagMXU.plan(**params)
     return mxu.latency + mxu.drain_cycles + 3, mxu.fifo_depth + mxu.rows + 8
 
 

@@ -10,8 +10,8 @@ __all__ = ["Accumulation", "Column"]
 
 class Accumulation:
     """How a column of processing elements sums its products: what the column computes
-    (``spec``, golden's description ``golden``), the element's adder
-    (``element_units``), and the per-array ``Column``: what enters the top of a column,
+    (``spec``, golden's description ``golden``), the element's units
+    (``element_designs``), and the per-array ``Column``: what enters the top of a column,
     what the partial sums pass on the way and at the array's edge, and their latencies.
 
     Implementations: ``Sequential`` (every add rounded), ``RunningAnchor`` and
@@ -36,14 +36,28 @@ class Accumulation:
         """A ValueError naming the parameter if the hardware cannot build this sum for these
         formats and elements."""
 
-    def element_units(self, *, in_fmt, acc_fmt, fused: bool, mul_stages: int, add_stages: int, terms: int,
-                      mul_dsp: str):
-        """``(multiplier, adder)`` of one processing element (unelaborated)."""
+    def element_designs(self, *, in_fmt, acc_fmt, fused: bool, mul_stages: int, add_stages: int, terms: int,
+                        mul_dsp: str):
+        """The classes of one processing element's multiplier and adder, each with its keyword
+        parameters: ``((class, params), (class, params))``."""
         raise NotImplementedError
 
+    def element_units(self, **element):
+        """``(multiplier, adder)`` of one processing element (unelaborated); ``element``:
+        ``element_designs``' arguments."""
+        return tuple(cls(**params) for cls, params in self.element_designs(**element))
+
+    def element_plans(self, **element):
+        """The plans (``ArithmeticUnit.plan``) of ``element_units``' multiplier and adder."""
+        return tuple(cls.plan(**params) for cls, params in self.element_designs(**element))
+
+    #: Whether the element's adder takes the partial sum late, after the product (with the
+    #: anchor on a port of its own).
+    late_sum = False
+
     def sum_wait(self, adder) -> int:
-        """Cycles from the product to the partial sum at the element's ``adder``: 0, they
-        come together."""
+        """Cycles from the product to the partial sum at the element's ``adder`` (the unit or
+        its plan): 0, they come together."""
         return 0
 
     def element_ports(self, acc_fmt) -> dict:
@@ -70,8 +84,8 @@ class Column:
     in_fmt, acc_fmt : FloatFormat
     rows, cols, mul_stages : int
         The array's (``MXU``'s).
-    element : ProcessingElement
-        One of the array's elements (its ``psum_latency`` and delay segments).
+    element : ElementPlan
+        The plan of the array's elements (their ``psum_latency`` and delay segments).
     """
 
     def __init__(self, accumulation: Accumulation, *, in_fmt, acc_fmt, rows: int, cols: int, mul_stages: int,

@@ -47,19 +47,20 @@ class BoundAnchor(WindowAccumulation):
     window's own (``BoundWindowAdder``), since a point's fresh window may sit above it."""
 
     @property
-    def _late(self) -> bool:
+    def late_sum(self) -> bool:
         return not self.window.group
 
-    def adder(self, **params):
-        return (LateBoundWindowAdder if self._late else BoundWindowAdder)(**params)
+    @property
+    def adder_class(self) -> type:
+        return LateBoundWindowAdder if self.late_sum else BoundWindowAdder
 
     def element_ports(self, acc_fmt):
-        if not self._late:
+        if not self.late_sum:
             return {}
         return {"anchor_in": In(acc_fmt.exp_bits), "anchor_out": Out(acc_fmt.exp_bits)}
 
     def element_outputs(self, m, pe):
-        if not self._late:
+        if not self.late_sum:
             return {}
         m.d.comb += pe.add.anchor.eq(pe.anchor_in)
         # The element below takes its product psum_latency cycles after this one.
@@ -164,7 +165,7 @@ class BoundColumn(WindowColumn):
         return anchors
 
     def join_top(self, m, column, top):
-        if self.accumulation._late:
+        if self.accumulation.late_sum:
             # The anchor comes with the product and travels down beside the partial sums;
             # the first element adds its product to the empty window.
             m.d.comb += [column[0].anchor_in.eq(top.exp), column[0].psum_in.eq(0),

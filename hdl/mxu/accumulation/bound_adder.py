@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from amaranth.hdl import Const, Module, Signal
 
-from .window_adder import WindowAdder, WindowAligner, amount_wire, saturated
+from .window_adder import WindowAdder, WindowAdderPlan, WindowAligner, amount_wire, saturated
 
-__all__ = ["BoundWindowAdder", "LateBoundWindowAdder", "bound_gap"]
+__all__ = ["BoundWindowAdder", "LateBoundWindowAdderPlan", "LateBoundWindowAdder", "bound_gap"]
 
 
 def bound_gap(m: Module, anchor, b, exp_bits: int, bits: int):
@@ -36,14 +36,8 @@ class BoundWindowAdder(WindowAligner):
         return bound_gap(m, a.exp, b, self.acc_fmt.exp_bits, p_bits), Const(0, s_bits), a.exp, ([], [])
 
 
-class LateBoundWindowAdder(WindowAdder):
-    """``a + b`` with the bound anchor on its own port ``anchor``, with the product ``b``:
-    the product is aligned before the window ``a`` comes, ``sum_wait`` cycles after it, so
-    in an array the partial sum spends only the add's stages in each element. ``a.exp`` is
-    not read; ``result.exp`` is the anchor.
-
-    Ports: as ``WindowAdder``'s, and in ``anchor`` (``acc_fmt``'s exponent field).
-    """
+class LateBoundWindowAdderPlan(WindowAdderPlan):
+    """``LateBoundWindowAdder``'s parameters (keyword-only, as ``WindowAdder``'s) and pipeline."""
 
     late_sum = True
 
@@ -56,6 +50,16 @@ class LateBoundWindowAdder(WindowAdder):
         the add."""
         count = self.cut_registers
         return sum(count[name] for name in ("input", "compared", "align_hi", "aligned"))
+
+
+class LateBoundWindowAdder(LateBoundWindowAdderPlan, WindowAdder):
+    """``a + b`` with the bound anchor on its own port ``anchor``, with the product ``b``:
+    the product is aligned before the window ``a`` comes, ``sum_wait`` cycles after it, so
+    in an array the partial sum spends only the add's stages in each element. ``a.exp`` is
+    not read; ``result.exp`` is the anchor.
+
+    Ports: as ``WindowAdder``'s, and in ``anchor`` (``acc_fmt``'s exponent field).
+    """
 
     def elaborate(self, platform):
         m = Module()

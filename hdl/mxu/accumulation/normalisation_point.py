@@ -9,7 +9,6 @@ from amaranth.lib.wiring import In, Out
 from golden.formats import BF16, FP32
 
 from ...params import int_param
-from ...timing import unused
 from .window import window_params
 from .window_adder import RunningWindowAdder
 from .window_rounder import WindowRounder
@@ -32,15 +31,13 @@ def point_add_stages(worst: float, *, round_stages: int, **window_args) -> int:
     (``round_stages`` in its rounder) is estimated (``pipeline.Delay.cost``) no slower than
     ``worst``, else its deepest pipeline; ``window_args``: ``in_fmt``, ``acc_fmt``,
     ``accumulator``, ``terms``."""
-    rounder = WindowRounder(**window_args, stages=round_stages)
-    deepest = RunningWindowAdder(**window_args, term="rounded")
-    unused(rounder, deepest)
-    for stages in range(deepest.max_stages + 1):
-        adder = RunningWindowAdder(**window_args, term="rounded", stages=stages)
-        unused(adder)
+    rounder = WindowRounder.plan(**window_args, stages=round_stages)
+    deepest = RunningWindowAdder.plan(**window_args, term="rounded").max_stages
+    for stages in range(deepest + 1):
+        adder = RunningWindowAdder.plan(**window_args, term="rounded", stages=stages)
         if max(d.cost for d in _segments(rounder, adder)) <= worst:
             return stages
-    return deepest.max_stages
+    return deepest
 
 
 class NormalisationPoint(wiring.Component):
@@ -68,10 +65,9 @@ class NormalisationPoint(wiring.Component):
             in_fmt, acc_fmt, accumulator, terms)
         args = {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator,
                 "terms": self.terms}
-        deepest = WindowRounder(**args), RunningWindowAdder(**args, term="rounded")
-        unused(*deepest)
-        self.round_stages = int_param("round_stages", round_stages, 0, deepest[0].max_stages)
-        self.add_stages = int_param("add_stages", add_stages, 0, deepest[1].max_stages)
+        self.round_stages = int_param("round_stages", round_stages, 0, WindowRounder.plan(**args).max_stages)
+        self.add_stages = int_param("add_stages", add_stages, 0,
+                                    RunningWindowAdder.plan(**args, term="rounded").max_stages)
         self.rounder = WindowRounder(**args, stages=round_stages)
         self.adder = RunningWindowAdder(**args, term="rounded", stages=add_stages)
         super().__init__({"a": In(self.layout), "flags_in": In(5), "anchor": In(self.acc_fmt.exp_bits),

@@ -13,5 +13,4 @@ class RunningAnchor(WindowAccumulation):
     """The window sum with a running anchor: the elements' ``RunningWindowAdder``; the
     column starts from the empty window."""
 
-    def adder(self, **params):
-        return RunningWindowAdder(**params)
+    adder_class = RunningWindowAdder

@@ -23,9 +23,9 @@ class Sequential(Accumulation):
     spec = SEQUENTIAL
     golden = None
 
-    def element_units(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
+    def element_designs(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
         if fused:
-            return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp),
-                    ProductAdder(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=add_stages))
-        return (FPMultiplier(in_fmt=in_fmt, out_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp),
-                FPAdder(fmt=acc_fmt, stages=add_stages))
+            return ((ExactProduct, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
+                    (ProductAdder, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": add_stages}))
+        return ((FPMultiplier, {"in_fmt": in_fmt, "out_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
+                (FPAdder, {"fmt": acc_fmt, "stages": add_stages}))

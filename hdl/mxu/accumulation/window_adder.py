@@ -14,10 +14,10 @@ from ...params import choice_param
 from ...pipeline import Delay
 from ...product import raw_product_layout
 from ...shift import halves, shift_steps
-from ...unit import ArithmeticUnit
+from ...unit import ArithmeticUnit, UnitPlan
 from .window import window_params
 
-__all__ = ["WindowAdder", "WindowAligner", "RunningWindowAdder", "TERMS", "saturated", "amount_wire"]
+__all__ = ["WindowAdderPlan", "WindowAdder", "WindowAligner", "RunningWindowAdderPlan", "RunningWindowAdder", "TERMS", "saturated", "amount_wire"]
 
 #: What a ``RunningWindowAdder`` adds: an exact product (``raw_product_layout``) or an
 #: ``acc_fmt`` encoding (a normalisation point's rounded sum, the first term of a fresh window).
@@ -37,29 +37,9 @@ def amount_wire(bits: int) -> Signal:
     return Signal(bits, name="$signal")
 
 
-class WindowAdder(ArithmeticUnit):
-    """``a + b``: a column's window ``a`` (``window_layout``) plus a term ``b``, bit for bit
-    ``golden.column``'s step; what the datapaths share. The term's significand is placed at
-    the window's top, shifted right by its exponent's gap below the anchor (bits below the
-    window truncated toward minus infinity, or with ``sticky`` into the lowest bit) and
-    added in two's complement; specials travel beside the window. No normaliser, no
-    rounder: ``WindowRounder`` rounds the column's sum.
-
-    Parameters (keyword-only)
-    -------------------------
-    in_fmt, acc_fmt : FloatFormat or str
-        The products' operand format and the format of their exponent (and of the sum).
-    accumulator : ColumnAccumulator
-        Window width and the sticky option (``window.check_window``).
-    terms : int
-        Most terms (products) one window sums, 1..8192: sets the headroom.
-    stages : int
-        Register stages, 0..``max_stages``, at the cut points: exponents compared, the two
-        alignment shifters' halves, the sum, the output, the input.
-
-    Ports: in ``a`` (window), ``b`` (raw product or encoding), ``valid_in``; out ``result``
-    (window), ``flags`` (invalid where inf - inf met), ``valid_out``.
-    """
+class WindowAdderPlan(UnitPlan):
+    """A window adder's parameters (keyword-only, as ``WindowAdder``'s; ``anchor_port``: the
+    anchor on a port of its own) and pipeline: ``BoundWindowAdder``'s."""
 
     #: What ``b`` is (``TERMS``).
     term = "product"
@@ -69,14 +49,11 @@ class WindowAdder(ArithmeticUnit):
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0, anchor_port=False):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
             in_fmt, acc_fmt, accumulator, terms)
-        operands = {"a": self.layout, "b": self._term_layout}
-        if anchor_port:
-            operands["anchor"] = self.acc_fmt.exp_bits
+        self.anchor_port = anchor_port
         # With the anchor on its own port a register at the outputs is a cycle per row of
         # the column, one at the inputs (before the add) a cycle in all: the inputs take the
         # first spare one.
-        super().__init__(operands=operands, result_width=self.layout, rand_bits=None, stages=stages,
-                         cuts=self._cuts(), reset_less=True, inputs_first=anchor_port)
+        super().__init__(rand_bits=None, stages=stages, cuts=self._cuts(), reset_less=True, inputs_first=anchor_port)
 
     @property
     def sum_wait(self) -> int:
@@ -118,6 +95,40 @@ class WindowAdder(ArithmeticUnit):
                 ("aligned", Delay(n // 2 + 1)),          # lower steps, the sticky ORs
                 ("summed", Delay(1, w)),                 # one two's-complement add
                 ("output", Delay(1))]
+
+    def _result_shape(self):
+        return self.layout
+
+
+class WindowAdder(WindowAdderPlan, ArithmeticUnit):
+    """``a + b``: a column's window ``a`` (``window_layout``) plus a term ``b``, bit for bit
+    ``golden.column``'s step; what the datapaths share. The term's significand is placed at
+    the window's top, shifted right by its exponent's gap below the anchor (bits below the
+    window truncated toward minus infinity, or with ``sticky`` into the lowest bit) and
+    added in two's complement; specials travel beside the window. No normaliser, no
+    rounder: ``WindowRounder`` rounds the column's sum.
+
+    Parameters (keyword-only)
+    -------------------------
+    in_fmt, acc_fmt : FloatFormat or str
+        The products' operand format and the format of their exponent (and of the sum).
+    accumulator : ColumnAccumulator
+        Window width and the sticky option (``window.check_window``).
+    terms : int
+        Most terms (products) one window sums, 1..8192: sets the headroom.
+    stages : int
+        Register stages, 0..``max_stages``, at the cut points: exponents compared, the two
+        alignment shifters' halves, the sum, the output, the input.
+
+    Ports: in ``a`` (window), ``b`` (raw product or encoding), ``valid_in``; out ``result``
+    (window), ``flags`` (invalid where inf - inf met), ``valid_out``.
+    """
+
+    def _operands(self):
+        operands = {"a": self.layout, "b": self._term_layout}
+        if self.anchor_port:
+            operands["anchor"] = self.acc_fmt.exp_bits
+        return operands
 
     def _classes(self, b):
         """The term's ``(zero, inf, nan)``."""
@@ -214,7 +225,18 @@ class WindowAligner(WindowAdder):
         return m
 
 
-class RunningWindowAdder(WindowAligner):
+class RunningWindowAdderPlan(WindowAdderPlan):
+    """``RunningWindowAdder``'s parameters (keyword-only, as the unit's) and pipeline."""
+
+    def __init__(self, *, term="product", **params):
+        self.term = choice_param("term", term, TERMS)
+        super().__init__(**params)
+
+    def _shift_bits(self) -> int:
+        return max(self._amount_bits())
+
+
+class RunningWindowAdder(RunningWindowAdderPlan, WindowAligner):
     """The running anchor's step: the anchor moves to the term's exponent when that is
     larger (the window shifted right by the difference, truncating toward minus infinity),
     else the term is shifted right into the window; one two's-complement add.
@@ -225,13 +247,6 @@ class RunningWindowAdder(WindowAligner):
     below are truncated). A rounded term always compares, whatever the column's anchor: a
     rounded sum of products can exceed a bound anchor (golden.column's ``max(E, e, A)``).
     """
-
-    def __init__(self, *, term="product", **params):
-        self.term = choice_param("term", term, TERMS)
-        super().__init__(**params)
-
-    def _shift_bits(self) -> int:
-        return max(self._amount_bits())
 
     def _classes(self, b):
         return (b.zero, b.inf, b.nan) if self.term == "product" else (b.is_zero_daz, b.is_inf, b.is_nan)

@@ -10,36 +10,19 @@ from golden.rounding import Flags, Rounding
 from ...shift import count_width, halves, leading_zeros, lzc_depth, shift_steps
 from ...pipeline import Delay
 from ...rounder import Rounder, signed_width
-from ...unit import ArithmeticUnit
+from ...unit import ArithmeticUnit, UnitPlan
 from .window import window_params
 
-__all__ = ["WindowRounder"]
+__all__ = ["WindowRounder", "WindowRounderPlan"]
 
 
-class WindowRounder(ArithmeticUnit):
-    """A column's window (``window_layout``) as an ``acc_fmt`` encoding, RNE, FTZ: bit for
-    bit ``golden.column``'s rounding at the column's end.
-
-    A zero sum is +0; NaN and infinities are exact. ``flags`` is ``flags_in`` (the
-    column's multiplies' and window adds') OR the rounding's, and inexact where a
-    truncation lost bits of a finite result.
-
-    Parameters (keyword-only)
-    -------------------------
-    in_fmt, acc_fmt, accumulator, terms
-        As the column's ``WindowAdder``'s.
-    stages : int
-        Register stages, 0..``max_stages``, at the cut points: magnitude, leading-zero
-        count, normalising shift (two halves), the shared rounder's, output, input.
-
-    Ports: in ``a`` (window), ``flags_in``, ``valid_in``; out ``result``, ``flags``, ``valid_out``.
-    """
+class WindowRounderPlan(UnitPlan):
+    """``WindowRounder``'s parameters (keyword-only, as the unit's) and pipeline."""
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
         self.in_fmt, self.fmt, self.accumulator, self.terms, self.layout = window_params(
             in_fmt, acc_fmt, accumulator, terms)
-        super().__init__(operands={"a": self.layout, "flags_in": 5}, result_width=self.fmt.width, rand_bits=None,
-                         stages=stages, cuts=self._cuts(), reset_less=True)
+        super().__init__(rand_bits=None, stages=stages, cuts=self._cuts(), reset_less=True)
 
     @property
     def acc_fmt(self):
@@ -64,6 +47,32 @@ class WindowRounder(ArithmeticUnit):
                 ("norm_hi", Delay(2, f.exp_bits + 2)),                # exponent, upper shift steps
                 ("normalised", Delay(3)),
                 *Rounder.cuts(f, w, signed_width(*self._exp_range()), Rounding.NEAREST_EVEN)]
+
+
+class WindowRounder(WindowRounderPlan, ArithmeticUnit):
+    """A column's window (``window_layout``) as an ``acc_fmt`` encoding, RNE, FTZ: bit for
+    bit ``golden.column``'s rounding at the column's end.
+
+    A zero sum is +0; NaN and infinities are exact. ``flags`` is ``flags_in`` (the
+    column's multiplies' and window adds') OR the rounding's, and inexact where a
+    truncation lost bits of a finite result.
+
+    Parameters (keyword-only)
+    -------------------------
+    in_fmt, acc_fmt, accumulator, terms
+        As the column's ``WindowAdder``'s.
+    stages : int
+        Register stages, 0..``max_stages``, at the cut points: magnitude, leading-zero
+        count, normalising shift (two halves), the shared rounder's, output, input.
+
+    Ports: in ``a`` (window), ``flags_in``, ``valid_in``; out ``result``, ``flags``, ``valid_out``.
+    """
+
+    def _operands(self):
+        return {"a": self.layout, "flags_in": 5}
+
+    def _result_shape(self):
+        return self.fmt.width
 
     def elaborate(self, platform):
         m = Module()

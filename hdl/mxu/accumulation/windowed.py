@@ -9,7 +9,6 @@ from amaranth.hdl import Module, Signal
 
 from ...pipeline import delayed
 from ...product import ExactProduct
-from ...timing import segments, unused
 from .base import Accumulation, Column
 from .normalisation_point import NormalisationPoint, point_add_stages
 from .window import check_window
@@ -42,17 +41,19 @@ class WindowAccumulation(Accumulation):
         if not fused:
             raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
 
-    def adder(self, **params):
-        """The element's window adder (``params``: ``WindowAdder``'s)."""
+    @property
+    def adder_class(self) -> type:
+        """The element's window adder's class (a ``WindowAdder``)."""
         raise NotImplementedError
 
     def sum_wait(self, adder) -> int:
         return adder.sum_wait
 
-    def element_units(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
+    def element_designs(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
         self.check(in_fmt, acc_fmt, fused)
-        return (ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt, stages=mul_stages, mul_dsp=mul_dsp),
-                self.adder(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=self.window, terms=terms, stages=add_stages))
+        return ((ExactProduct, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
+                (self.adder_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "accumulator": self.window, "terms": terms,
+                                    "stages": add_stages}))
 
     def column(self, **array) -> "WindowColumn":
         return WindowColumn(self, **array)
@@ -81,16 +82,14 @@ class WindowColumn(Column):
     @property
     def _element_cost(self) -> float:
         """The processing element's slowest segment (``pipeline.Delay.cost``)."""
-        return max(d.cost for d in segments(self.element))
+        return max(d.cost for d in self.element.segments)
 
     @property
     def round_stages(self) -> int:
         if not hasattr(self, "_round_stages"):
-            probe = WindowRounder(**self._window_args())
-            unused(probe)
-            for stages in range(probe.max_stages + 1):
-                rounder = WindowRounder(**self._window_args(), stages=stages)
-                unused(rounder)
+            deepest = WindowRounder.plan(**self._window_args()).max_stages
+            for stages in range(deepest + 1):
+                rounder = WindowRounder.plan(**self._window_args(), stages=stages)
                 if max(d.cost for d in rounder.segments) <= self._element_cost:
                     break
             self._round_stages = stages
