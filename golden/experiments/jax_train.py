@@ -121,7 +121,7 @@ def add_arguments(p):
     add_training_arguments(p, epochs=10, variants=VARIANTS)
     p.add_argument("--accumulator", default="fp32",
                    help="how the mxu-* variants' products sum: fp32 (default: every add rounded) or "
-                        "column[:w=W,g=G,sticky,anchor=running|bound]")
+                        "column[:w=W,g=G,sticky,anchor=running|bound|exact]")
 
 
 def run(args, p) -> int:

@@ -348,7 +348,7 @@ def add_arguments(p):
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
     p.add_argument("--accumulator", default="fp32",
                    help="the MXU's accumulator: fp32 (default: every add rounded) or "
-                        f"column[:w=W,g=G,sticky,anchor=running|bound] (at most {MAX_TERMS - 1} terms "
+                        f"column[:w=W,g=G,sticky,anchor=running|bound|exact] (at most {MAX_TERMS - 1} terms "
                         "between normalisation points)")
 
 
