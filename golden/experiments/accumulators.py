@@ -51,7 +51,7 @@ NAME = "accumulators"
 HELP = "column accumulators (window W, normalisation every G) against the exact dot product"
 KINDS = ("normal", "positive", "cancelling", "wide")
 K_VALUES = (16, 64, 128, 256, 1024, 4096)
-WINDOWS = (16, 20, 22, 24, 26, 28, 32)
+WINDOWS = (16, 20, 22, 24, 26, 28, 30, 32)
 GROUPS = (0, 8, 32)
 #: Every bf16 product and fp32 value used here is an integer multiple of 2**-SCALE.
 SCALE = 320
@@ -325,25 +325,27 @@ def print_everywhere(rows, ks, groups, anchors):
         exact = ColumnAccumulator(window=chosen, sticky=sticky, anchor="exact")
         others = [ColumnAccumulator(window=chosen, sticky=sticky, anchor=a) for a in anchors if a != "exact"]
         print(f"\n`{exact}` against fp32 (median / 99th percentile of the relative error; margin: the "
-              "smaller of fp32's median and 99th percentile over the exact anchor's), and the other anchors:\n")
-        print(f"| data | K | fp32 | `{exact}` | margin | " + " | ".join(f"`{o}`" for o in others) + " |")
+              "smaller of fp32's median and 99th percentile over the exact anchor's, of those that are not 0), "
+              "and the other anchors:\n")
+        print(f"| data | K | fp32 | `{exact}` | margin |" + "".join(f" `{o}` |" for o in others))
         print("|---|---|---|---|---|" + "---|" * len(others))
         for kind in KINDS:
             for kk in ks:
                 a, b = _find(rows, kind, kk, "fp32"), _find(rows, kind, kk, str(exact))
-                margin = min(_ratio(a["rel_median"], b["rel_median"]), _ratio(a["rel_p99"], b["rel_p99"]))
+                margin = _margin(a, b)
                 cells = [_find(rows, kind, kk, str(o)) for o in others]
                 print(f"| {kind} | {kk} | {a['rel_median']:.2e} / {a['rel_p99']:.2e} | "
-                      f"{b['rel_median']:.2e} / {b['rel_p99']:.2e} | {margin:.2f}x | "
-                      + " | ".join(f"{c['rel_median']:.2e} / {c['rel_p99']:.2e}" for c in cells) + " |")
+                      f"{b['rel_median']:.2e} / {b['rel_p99']:.2e} | "
+                      f"{'-' if margin is None else f'{margin:.2f}x'} |"
+                      + "".join(f" {c['rel_median']:.2e} / {c['rel_p99']:.2e} |" for c in cells))
 
 
-def _ratio(reference, value):
-    """How many times ``value`` fits in ``reference`` (inf where ``value`` is 0 and
-    ``reference`` is not; 1 where both are)."""
-    if value == 0:
-        return 1.0 if reference == 0 else math.inf
-    return reference / value
+def _margin(fp32, row):
+    """The smaller of fp32's median and 99th percentile over ``row``'s, of those where fp32's
+    is not 0 (where it is, the criterion asks for 0 too: no margin to speak of); None if
+    both are 0."""
+    ratios = [fp32[q] / row[q] if row[q] else math.inf for q in ("rel_median", "rel_p99") if fp32[q]]
+    return min(ratios, default=None)
 
 
 def plot(rows, path: Path, windows, chosen):
