@@ -13,6 +13,8 @@ exponent ``E`` (docs/semantics.md, *The column accumulator*):
 * ``anchor="running"``: ``E`` is the largest exponent seen so far in the column segment
   (the window moves up, truncating the sum, when a term is larger); ``anchor="bound"``:
   ``E`` is fixed before the column starts from the row's and the tile's largest exponents;
+  ``anchor="exact"``: ``E`` is fixed before each segment starts from the largest sum of its
+  products' exponent fields (:func:`exact_anchor`), at most one above its largest product;
 * the window never overflows: it has ``headroom(n) = n.bit_length()`` integer bits above
   its top for ``n`` terms;
 * every ``group`` terms (normalisation points) and at the column's end the window is
@@ -35,8 +37,9 @@ from .ops import bit_length, multiply
 from .params import choice_param, int_param
 from .rounding import Flags, Rounding, round_raw
 
-__all__ = ["ColumnAccumulator", "SEQUENTIAL", "accumulator_param", "headroom", "reduce_column",
-           "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round"]
+__all__ = ["ColumnAccumulator", "SEQUENTIAL", "spelling", "accumulator_param", "headroom", "reduce_column",
+           "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round", "product_anchor",
+           "exact_anchor"]
 
 #: The default accumulator's name: sequential, every add rounded to ``acc_fmt`` (RNE).
 SEQUENTIAL = "fp32"
@@ -44,7 +47,15 @@ SEQUENTIAL = "fp32"
 WINDOW_RANGE = (8, 48)
 #: Most terms in one segment (headroom 14 bits: window + 14 + sign <= 63).
 MAX_TERMS = 1 << 13
-ANCHORS = ("running", "bound")
+ANCHORS = ("running", "bound", "exact")
+
+
+def spelling(anchors=ANCHORS) -> str:
+    """The column accumulator's spelling, as every help and error shows it (``anchors``: the
+    ones a tool builds)."""
+    return f"column[:w=W][,g=G][,sticky][,anchor={'|'.join(anchors)}]"
+#: Each anchor's suffix in :attr:`ColumnAccumulator.key`.
+ANCHOR_KEYS = {"running": "", "bound": "b", "exact": "x"}
 #: The window the bare name ``column`` gets: the narrowest whose median and 99th-percentile
 #: error at K = 128 on normal data are sequential fp32's or better (docs/numerics-column.md).
 DEFAULT_WINDOW = 26
@@ -63,7 +74,9 @@ class ColumnAccumulator:
     sticky : bool
         Bits truncated from a term or the sum set its lowest bit (round to odd).
     anchor : str
-        ``running`` (the largest exponent so far) or ``bound`` (fixed before the column).
+        ``running`` (the largest exponent so far), ``bound`` (fixed before the column from
+        the row's and the tile column's largest exponents) or ``exact`` (fixed before each
+        segment from its largest product exponent).
     """
 
     window: int = DEFAULT_WINDOW
@@ -80,14 +93,14 @@ class ColumnAccumulator:
 
     def __str__(self):
         parts = [f"w={self.window}"] + ([f"g={self.group}"] if self.group else []) + \
-            (["sticky"] if self.sticky else []) + (["anchor=bound"] if self.anchor == "bound" else [])
+            (["sticky"] if self.sticky else []) + ([f"anchor={self.anchor}"] if self.anchor != "running" else [])
         return "column:" + ",".join(parts)
 
     @property
     def key(self) -> str:
-        """A short name for file and module names: ``colw28``, ``colw28g8sb``."""
+        """A short name for file and module names: ``colw28``, ``colw28g8sb``, ``colw26x``."""
         return (f"colw{self.window}" + (f"g{self.group}" if self.group else "") + ("s" if self.sticky else "")
-                + ("b" if self.anchor == "bound" else ""))
+                + ANCHOR_KEYS[self.anchor])
 
     def check(self, acc_fmt: FloatFormat, product_precision: int) -> None:
         """A ValueError naming the parameter if the window cannot hold one exact product of
@@ -102,18 +115,18 @@ class ColumnAccumulator:
 def accumulator_param(name: str, value) -> ColumnAccumulator | None:
     """``value`` as an accumulator: None for the sequential default (None or ``"fp32"``),
     else a :class:`ColumnAccumulator`, from itself or a string
-    ``column[:w=W][,g=G][,sticky][,anchor=running|bound]``; errors name ``name``."""
+    (``spelling()``); errors name ``name``."""
     if value is None or isinstance(value, ColumnAccumulator):
         return value
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be 'fp32', 'column[:w=W,g=G,sticky,anchor=A]' or a ColumnAccumulator, "
+        raise TypeError(f"{name} must be 'fp32', '{spelling()}' or a ColumnAccumulator, "
                         f"not {value!r}")
     spec = value.strip().lower()
     if spec == SEQUENTIAL:
         return None
     match = re.fullmatch(r"column(?::(.*))?", spec)
     if not match:
-        raise ValueError(f"{name} {value!r}: use fp32 or column[:w=W,g=G,sticky,anchor=running|bound]")
+        raise ValueError(f"{name} {value!r}: use fp32 or {spelling()}")
     options = {}
     keys = {"w": "window", "window": "window", "g": "group", "group": "group", "anchor": "anchor"}
     for item in filter(None, (match[1] or "").split(",")):
@@ -247,16 +260,55 @@ def window_round(fields: dict, acc: ColumnAccumulator, fmt: FloatFormat):
     return _Window.of(fields, acc, fmt).rounded()
 
 
+#: Exponent field given to zeros, subnormals (DAZ), infinities and NaN in :func:`exact_anchor`:
+#: any sum with it is below every real field sum, and clips to an anchor of 0.
+_NO_EXPONENT = -(1 << 20)
+#: Elements of ``x[m,k] + w[k,n]`` exponent sums :func:`exact_anchor` forms at once.
+_CHUNK = 1 << 22
+
+
+def _exponent_fields(a, fmt: FloatFormat, empty: int) -> np.ndarray:
+    """The biased exponent fields of ``a``'s finite nonzero values (after DAZ), ``empty``
+    for zeros, subnormals, infinities and NaN."""
+    u = unpack(a, fmt)
+    return np.where(u.is_inf | u.is_nan | u.is_zero_daz, empty, u.exponent)
+
+
+def _anchor_field(exponent_sum, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:
+    """The ``acc_fmt`` exponent field at or above every product whose operands' exponent
+    fields sum to at most ``exponent_sum``: minus twice the input bias, plus one (two
+    significands multiply to [1, 4)) and the accumulation bias, clipped to
+    ``0..2**exp_bits - 2``."""
+    anchor = exponent_sum - 2 * in_fmt.bias + 1 + acc_fmt.bias
+    return np.clip(anchor, 0, acc_fmt.exp_max_field - 1).astype(np.int32)
+
+
 def product_anchor(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:
     """``anchor="bound"``: per ``(m, n)``, an exponent field no finite product of row ``m``
     of ``x`` (M x K) and column ``n`` of ``w`` (K x N or M x K x N) exceeds: the largest
-    exponent field of the row's finite nonzero values (0 if none) plus the column's, minus
-    twice the input bias, plus one (a significand product can reach 2) and the
-    accumulation bias, clipped to ``0..2**exp_bits - 2``."""
-    def largest(u, axis):
-        return np.where(u.is_inf | u.is_nan | u.is_zero_daz, 0, u.exponent).max(axis=axis)
-    anchor = largest(unpack(x, in_fmt), 1)[:, None] + largest(unpack(w, in_fmt), -2) - 2 * in_fmt.bias + 1 + acc_fmt.bias
-    return np.clip(anchor, 0, acc_fmt.exp_max_field - 1).astype(np.int32)
+    exponent field of the row's finite nonzero values (0 if none) plus the column's, as
+    :func:`_anchor_field` (minus twice the input bias, plus one and the accumulation bias,
+    clipped to ``0..2**exp_bits - 2``)."""
+    largest_x = _exponent_fields(x, in_fmt, 0).max(axis=1)[:, None]
+    return _anchor_field(largest_x + _exponent_fields(w, in_fmt, 0).max(axis=-2), in_fmt, acc_fmt)
+
+
+def exact_anchor(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> np.ndarray:
+    """``anchor="exact"``: per ``(m, n)``, the tightest anchor the exponent fields give for
+    the products of row ``m`` of ``x`` (M x K: one column segment) and column ``n`` of
+    ``w`` (K x N, 1 x K x N or M x K x N): the largest ``ex[m,k] + ew[k,n]`` over the pairs
+    whose operands are both finite and nonzero (after DAZ), as :func:`_anchor_field`; 0 if
+    no pair is. A (max, +) matrix product of the exponent fields: never below a product's
+    exponent field, at most one above the largest."""
+    ex = _exponent_fields(x, in_fmt, _NO_EXPONENT)
+    ew = _exponent_fields(w, in_fmt, _NO_EXPONENT)
+    ew = ew if ew.ndim == 3 else ew[None]
+    largest = np.full((ex.shape[0], ew.shape[2]), 2 * _NO_EXPONENT, np.int32)
+    step = max(1, _CHUNK // max(largest.size, 1))      # bounds the M x step x N sums' memory
+    for k in range(0, ex.shape[1], step):
+        sums = ex[:, k:k + step, None] + ew[:, k:k + step, :]
+        np.maximum(largest, sums.max(axis=1), out=largest)
+    return _anchor_field(largest, in_fmt, acc_fmt)
 
 
 def reduce_column(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, acc: ColumnAccumulator):
@@ -270,7 +322,15 @@ def reduce_column(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, acc: ColumnAc
     int_param("terms in one column segment (rows, or the accumulator's group)", min(group, k_terms) + 1,
               1, MAX_TERMS)
     shape = (x.shape[0], w.shape[2])
-    anchor = product_anchor(x, w, in_fmt, acc_fmt) if acc.anchor == "bound" else None
+    tile_anchor = product_anchor(x, w, in_fmt, acc_fmt) if acc.anchor == "bound" else None
+
+    def segment_anchor(start):
+        """The fixed anchor of the segment of products from ``start`` (None: running)."""
+        if acc.anchor != "exact":
+            return tile_anchor
+        return exact_anchor(x[:, start:start + group], w[:, start:start + group], in_fmt, acc_fmt)
+
+    anchor = segment_anchor(0)
     state, carried = _Window(shape, acc, acc_fmt), None
     flags = np.zeros(shape, np.uint8)
     for k in range(k_terms):
@@ -281,6 +341,7 @@ def reduce_column(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, acc: ColumnAc
             carried, point_flags = state.rounded()
             flags |= point_flags
             if k + 1 < k_terms:           # the rounded sum starts the next segment
+                anchor = segment_anchor(k + 1)
                 state = _Window(shape, acc, acc_fmt)
                 state.add(carried, anchor)
     if carried is None:

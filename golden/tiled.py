@@ -8,9 +8,11 @@ matrix of bit patterns in the hardware's order (docs/matmul.md):
   bf16 passes of an fp32 product, ``golden.multipass``), their ``jax.lax.Precision`` names
   ``DEFAULT``, ``HIGH``, ``HIGHEST``, ``F16_F16_F32``, and ``(in_fmt, acc_fmt)`` for any other
   configuration of the array (fp8 inputs, bf16 or fp16 accumulation).
-* **Tiling.** ``K`` is cut into weight tiles of ``rows`` (the array's depth; the last tile
-  may be shorter: the hardware's zero padding adds nothing). Each tile is one chain of exact
-  products and RNE adds from +0 (``golden.mxu.matmul``); the output accumulators load the
+* **Tiling.** ``K`` is cut into weight tiles of ``rows`` (the array's depth); a shorter
+  last tile is zero-padded to ``rows``, as the hardware is fed it (its +0 products turn a
+  ``-0`` sum into ``+0``, and a column accumulator's normalisation points among them round
+  the sum again). Each tile is one chain of exact products and RNE adds from +0
+  (``golden.mxu.matmul``) or a column accumulator's; the output accumulators load the
   first tile's result and add every later one (RNE), all tiles of a pass before the next
   pass. ``cols`` cuts ``N`` into column blocks, which changes no bit.
 * **Output rounding** (``out_rounding``) of the sums to the input format by the rounder
@@ -143,6 +145,11 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
         return matmul_flags(a, b, in_fmt, acc_fmt, accumulator)
 
     def tile(a, b):
+        # The hardware reduces a short last tile zero-padded to the array's rows: the zero
+        # products change a -0 sum to +0, and normalisation points among them round again.
+        short = rows - a.shape[1]
+        if short:
+            a, b = np.pad(a, ((0, 0), (0, short))), np.pad(b, ((0, short), (0, 0)))
         if fast_path and accumulator is None:
             return fast.reduce_tile(a, b, in_fmt, acc_fmt, reference)
         return reference(a, b)

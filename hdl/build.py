@@ -34,7 +34,7 @@ from .multiplier import FPMultiplier
 from .mxu import MXU
 from .mxu.config import OPTION as MXU_OPTION, OPTIONS as MXU_OPTIONS
 from .params import Param
-from .mxu.accumulation import resolve_accumulation, window_adder_for
+from .mxu.accumulation import COLUMN_SPELLING, resolve_accumulation, window_adder_for
 from .mxu.accumulation.normalisation_point import NormalisationPoint
 from .mxu.accumulation.window_adder import TERMS, WindowAdderPlan
 from .mxu.accumulation.window_rounder import WindowRounder, WindowRounderPlan
@@ -95,7 +95,7 @@ def _resolved(param: Param, value):
         return value
     accumulator = accumulator_param(param.name, value)
     if accumulator is None:
-        raise ValueError(f"{param.name} {value!r}: a column unit needs column[:w=W,g=G,sticky,anchor=A], not fp32")
+        raise ValueError(f"{param.name} {value!r}: a column unit needs {COLUMN_SPELLING}, not fp32")
     return accumulator
 
 
@@ -108,7 +108,7 @@ _DSP = MXU_OPTION["mul_dsp"]            # the multiplier units' option is the MX
 _COLUMN = (
     Param("in_fmt", "format", "bf16", f"the products' operand format: {_FMT} (default bf16)"),
     Param("acc_fmt", "format", "fp32", "the window's exponent and the sum's format (default fp32)"),
-    Param("accumulator", "column", "column:w=26", "column[:w=W][,g=G][,sticky][,anchor=running|bound] "
+    Param("accumulator", "column", "column:w=26", f"{COLUMN_SPELLING} "
           "(golden.column; default column:w=26): the window's width, truncation and anchor"),
     Param("terms", "int", 4, "most terms one window sums, 1..8192: its headroom (default 4)"))
 _COLUMN_STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to the unit's max_stages")

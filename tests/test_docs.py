@@ -340,6 +340,12 @@ COMMANDS: dict[str, Entry] = {
     "python -m golden.experiments multipass --out docs": Entry(SLOW, writes=("docs/multipass.*",)),
     "python -m golden.experiments train --out docs": Entry(SLOW, writes=("docs/train.*",)),
     "python -m golden.experiments accumulators --out docs": Entry(SLOW, writes=("docs/accumulators.*",)),
+    "python -m golden.experiments accumulators --anchors exact --groups 0 --windows 24,25,26,27,28,29,30,31,32,34,36,40":
+        Entry(SLOW),
+    "python -m golden.experiments accumulators --anchors exact --groups 0 --windows 28,29,30,32,33,34 --seed 2":
+        Entry(SLOW),
+    "python -m golden.experiments accumulators --anchors exact --groups 0 --windows 28,29,30,32,33,34 --seed 3":
+        Entry(SLOW),
     "python -m golden.experiments sr-dot --n-max 8000 --workers 1 --accumulator column:w=26": Entry(SLOW),
     "python -m golden.experiments jax-train --variants jax-f32,mxu-x1,mxu-x1-bf16-rne,mxu-x1-bf16-sr "
     "--accumulator column:w=26": Entry(SLOW),

@@ -6,8 +6,8 @@ import pytest
 
 import golden
 from golden import BF16, FP32, FP8_E4M3, Flags, multiply
-from golden.column import (WINDOW_FIELDS, ColumnAccumulator, accumulator_param, product_anchor, reduce_column,
-                           window_add, window_round)
+from golden.column import (WINDOW_FIELDS, ColumnAccumulator, accumulator_param, exact_anchor, product_anchor,
+                           reduce_column, window_add, window_round)
 from golden.mxu import matmul_flags, stream
 
 BIAS, PREC = FP32.bias, FP32.precision
@@ -39,8 +39,9 @@ def _round_units(total, unit_exp):
     return sign << 31 | (exp + BIAS) << 23 | (kept & 0x7FFFFF), int(flags)
 
 
-def _column_reference(terms, acc: ColumnAccumulator, anchor_bound=None):
-    """One column's sum of fp32 terms (encodings, in order) by the documented rules."""
+def _column_reference(terms, acc: ColumnAccumulator, anchors=None):
+    """One column's sum of fp32 terms (encodings, in order) by the documented rules;
+    ``anchors``: the fixed anchor of each segment (None: running)."""
     def start():
         return {"E": 0, "S": 0, "dropped": False, "nan": False, "inf": None, "invalid": False}
 
@@ -50,7 +51,7 @@ def _column_reference(terms, acc: ColumnAccumulator, anchor_bound=None):
         st["dropped"] |= lost
         return shifted | int(lost) if acc.sticky else shifted
 
-    def add(st, bits):
+    def add(st, bits, anchor_bound):
         sign, e, man = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
         finite_nonzero = 0 < e < 255
         e_term = e if finite_nonzero else 0
@@ -79,14 +80,41 @@ def _column_reference(terms, acc: ColumnAccumulator, anchor_bound=None):
     group = acc.group or len(terms)
     st, flags, result = start(), 0, 0
     for k, term in enumerate(terms):
-        add(st, int(term))
+        anchor = None if anchors is None else anchors[k // group]
+        add(st, int(term), anchor)
         if (k + 1) % group == 0 or k + 1 == len(terms):
             result, point_flags = rounded(st)
             flags |= int(point_flags)
             if k + 1 < len(terms):
                 st = start()
-                add(st, result)
+                add(st, result, None if anchors is None else anchors[(k + 1) // group])
     return result, flags
+
+
+def _fields(bits, fmt=BF16):
+    """Biased exponent fields of finite nonzero values (DAZ), None for the rest (Python ints)."""
+    e, man = (int(bits) >> fmt.man_bits) & fmt.exp_max_field, int(bits) & fmt.man_mask
+    return e if 0 < e < fmt.exp_max_field else None
+
+
+def _anchor_of(largest, fmt=BF16):
+    """The anchor the docs give products whose exponent fields sum to ``largest`` (None: no such pair)."""
+    return 0 if largest is None else min(max(largest - 2 * fmt.bias + 1 + BIAS, 0), 254)
+
+
+def _scalar_anchors(xs, ws, acc: ColumnAccumulator):
+    """One column's fixed anchor per segment by docs/semantics.md, from the operands' fields
+    (None for the running anchor)."""
+    if acc.anchor == "running":
+        return None
+    ex, ew = [_fields(v) for v in xs], [_fields(v) for v in ws]
+    group = acc.group or len(xs)
+    if acc.anchor == "bound":
+        bound = max((e or 0) for e in ex) + max((e or 0) for e in ew)
+        return [min(max(bound - 2 * BF16.bias + 1 + BIAS, 0), 254)] * -(-len(xs) // group)
+    sums = [a + b if a is not None and b is not None else None for a, b in zip(ex, ew)]
+    segments = [[v for v in sums[s:s + group] if v is not None] for s in range(0, len(xs), group)]
+    return [_anchor_of(max(seg, default=None)) for seg in segments]
 
 
 def _operands(rng, m, k, n, fmt=BF16, specials=0.0, spread=6):
@@ -104,7 +132,8 @@ def _operands(rng, m, k, n, fmt=BF16, specials=0.0, spread=6):
 ACCUMULATORS = [ColumnAccumulator(window=w, group=g, sticky=s, anchor=a)
                 for w, g, s, a in [(16, 0, False, "running"), (24, 0, False, "running"), (28, 0, True, "running"),
                                    (20, 3, False, "running"), (26, 4, True, "running"), (48, 0, False, "running"),
-                                   (24, 0, False, "bound"), (30, 5, True, "bound")]]
+                                   (24, 0, False, "bound"), (30, 5, True, "bound"), (16, 0, False, "exact"),
+                                   (24, 4, False, "exact"), (26, 3, True, "exact")]]
 
 
 @pytest.mark.parametrize("acc", ACCUMULATORS, ids=str)
@@ -112,12 +141,10 @@ def test_matches_scalar_reference(acc):
     rng = np.random.default_rng(acc.window * 7 + acc.group)
     x, w = _operands(rng, 6, 13, 5, specials=0.08)
     y, flags = reduce_column(x, w[None], BF16, FP32, acc)
-    anchors = golden.column.product_anchor(x, w[None], BF16, FP32) if acc.anchor == "bound" else None
     for m in range(x.shape[0]):
         for n in range(w.shape[1]):
             products, mul_flags = multiply(x[m], w[:, n], BF16, FP32)
-            bound = None if anchors is None else int(anchors[m, n])
-            want, want_flags = _column_reference(products, acc, bound)
+            want, want_flags = _column_reference(products, acc, _scalar_anchors(x[m], w[:, n], acc))
             got = (int(y[m, n]), int(flags[m, n]))
             assert got == (want, want_flags | int(np.bitwise_or.reduce(mul_flags))), (m, n, acc)
 
@@ -171,10 +198,10 @@ def test_default_is_sequential_fp32():
     assert np.array_equal(column, reduce_column(x, w[None], BF16, FP32, ColumnAccumulator(window=24))[0])
 
 
-def test_stream_and_matmul_take_the_accumulator():
+@pytest.mark.parametrize("acc", ["column:w=26,g=3", "column:w=20,g=3,anchor=bound", "column:w=20,g=3,anchor=exact"])
+def test_stream_and_matmul_take_the_accumulator(acc):
     rng = np.random.default_rng(6)
-    x, w = _operands(rng, 8, 8, 4)
-    acc = "column:w=26,g=3"
+    x, w = _operands(rng, 8, 8, 4, spread=10)
     s = stream(x, [w], np.zeros(8, bool), accumulator=acc)
     assert np.array_equal(s.y, matmul_flags(x, w, accumulator=acc)[0])
     tiled = golden.matmul(x, w, array=(4, 4), accumulator=acc)
@@ -196,7 +223,7 @@ def test_fp8_products_fit_the_narrowest_window():
     ("column:w=7", "window must be in 8..48, not 7"),
     ("column:w=x", "w must be an integer"),
     ("column:q=1", "unknown option 'q=1'"),
-    ("column:anchor=best", "anchor must be one of running, bound"),
+    ("column:anchor=best", "anchor must be one of running, bound, exact, not 'best'"),
     ("column:g=-1", "group must be in 0..8192"),
     ("kahan", "use fp32 or column"),
 ])
@@ -210,10 +237,94 @@ def test_spelling_round_trips():
         assert accumulator_param("accumulator", str(acc)) == acc
     assert accumulator_param("accumulator", "fp32") is None
     assert accumulator_param("accumulator", "column").key == "colw26"
+    exact = accumulator_param("accumulator", "column:w=26,g=8,sticky,anchor=exact")
+    assert (str(exact), exact.key) == ("column:w=26,g=8,sticky,anchor=exact", "colw26g8sx")
+    assert ColumnAccumulator(anchor="exact").key == "colw26x"
+
+
+ONE, TWO_10, BF16_NEG = 0x3F80, 0x4480, 0x8000       # bf16 1.0, 2**10, the sign bit
+
+
+def test_exact_anchor_is_tight_where_the_bound_is_loose():
+    """x = [2**10, 1, 1], w = [1, 2**10, 0.375]: the exponent sums are 10, 10 and -2, so
+    the exact anchor is 10 + 1 = 11 (field 138) where the bound's row and column maxima
+    give 10 + 10 + 1 = 21 (field 148). In a 16-bit window the bound anchor's unit is
+    2**6, which floors 0.375 away (2048, inexact); the exact anchor's is 2**-4, which
+    keeps it: 2048.375 = 0x45000600, exact, as the running anchor."""
+    x = np.array([[TWO_10, ONE, ONE]], np.uint16)
+    w = np.array([[ONE], [TWO_10], [0x3EC0]], np.uint16)
+    assert exact_anchor(x, w, BF16, FP32).tolist() == [[138]]
+    assert product_anchor(x, w, BF16, FP32).tolist() == [[148]]
+    for anchor, want in (("exact", (0x45000600, 0)), ("running", (0x45000600, 0)),
+                         ("bound", (0x45000000, int(Flags.INEXACT)))):
+        y, flags = reduce_column(x, w[None], BF16, FP32, ColumnAccumulator(window=16, anchor=anchor))
+        assert (int(y[0, 0]), int(flags[0, 0])) == want, anchor
+
+
+def test_exact_anchor_is_per_segment():
+    """g=2, products [-2**-5, -2**-5 | 2**10, 0]: the first segment's exact anchor is its
+    own (-5 + 1 = -4: field 123), so it sums to -2**-4 exactly; the second starts with that
+    at max(123, 138) = 138 (unit 2**-4 in 16 bits: one unit) and gives 1024 - 2**-4 =
+    1023.9375 = 0x447FFC00, exact. One anchor for the whole tile (the bound anchor's
+    138) floors each -2**-5 to one unit, -2**-4: 1023.875 = 0x447FF800, inexact."""
+    x = np.full((1, 4), ONE, np.uint16)
+    w = np.array([[BF16_NEG | 0x3D00], [BF16_NEG | 0x3D00], [TWO_10], [0]], np.uint16)
+    for anchor, want in (("exact", (0x447FFC00, 0)), ("running", (0x447FFC00, 0)),
+                         ("bound", (0x447FF800, int(Flags.INEXACT)))):
+        y, flags = reduce_column(x, w[None], BF16, FP32, ColumnAccumulator(window=16, group=2, anchor=anchor))
+        assert (int(y[0, 0]), int(flags[0, 0])) == want, anchor
+
+
+def _special_operands(rng, m, k, n):
+    """Random bf16 operands over 60 binades (no product overflows or flushes), with
+    zeros, subnormals, infinities and NaN mixed in."""
+    def draw(shape):
+        bits = rng.integers(0x3F80 - (30 << 7), 0x3F80 + (30 << 7), shape) | rng.integers(0, 2, shape) << 15
+        pick = rng.choice([0, 0x8000, 0x0001, 0x807F, 0x7F80, 0xFF80, 0x7FC0], size=shape)
+        return np.where(rng.random(shape) < 0.15, pick, bits).astype(np.uint16)
+    return draw((m, k)), draw((k, n))
+
+
+def test_exact_anchor_brackets_every_product():
+    """Per (m, n): the exact anchor is at or above every finite nonzero product's exponent
+    field, at most one above the largest, and 0 where no pair of operands is finite and
+    nonzero; the tile-per-row form (M x K x N) is each row's own."""
+    rng = np.random.default_rng(11)
+    x, w = _special_operands(rng, 40, 9, 30)
+    x[0] = 0                                  # a row with no finite nonzero pair
+    x[1, :] = 0x7F80
+    anchor = exact_anchor(x, w, BF16, FP32)
+    products, _ = multiply(x[:, :, None], w[None], BF16, FP32)          # M x K x N
+    field = (products.astype(np.int64) >> 23) & 0xFF
+    finite_nonzero = (field > 0) & (field < 255)
+    largest = np.where(finite_nonzero, field, 0).max(axis=1)
+    assert (anchor[:, None, :] >= np.where(finite_nonzero, field, 0)).all()
+    assert (anchor <= largest + 1).all()
+    assert (anchor[:2] == 0).all() and (largest[:2] == 0).all()
+    assert ((anchor == largest) & (largest > 0)).any() and ((anchor == largest + 1) & (largest > 0)).any()
+    rows = np.broadcast_to(w, (40,) + w.shape)
+    assert np.array_equal(exact_anchor(x, rows, BF16, FP32), anchor)
+    assert np.array_equal(exact_anchor(x, w[None], BF16, FP32), anchor)
+
+
+def test_exact_anchor_is_the_running_anchors_last_or_one_above():
+    """Without normalisation points and with no product flushed or overflowed, the running
+    anchor ends at the largest product's exponent field: the exact anchor is that (where
+    the largest product's significands reach 2) or one above, never the bound's slack."""
+    rng = np.random.default_rng(12)
+    x, w = _operands(rng, 200, 16, 1, spread=12)
+    running = {name: np.zeros((200, 1), np.int64 if name in ("sum", "exp") else bool) for name in WINDOW_FIELDS}
+    for k in range(16):
+        product, _ = multiply(x[:, k, None], w[None, k, :], BF16, FP32)
+        running, _ = window_add(running, product, ColumnAccumulator(), FP32)
+    difference = exact_anchor(x, w, BF16, FP32) - running["exp"]
+    assert set(np.unique(difference)) == {0, 1}
+    assert (product_anchor(x, w, BF16, FP32) - running["exp"]).max() > 1
 
 
 @pytest.mark.parametrize("acc", [ColumnAccumulator(window=20, sticky=True), ColumnAccumulator(anchor="bound"),
-                                 ColumnAccumulator(window=18, group=3, anchor="bound")], ids=str)
+                                 ColumnAccumulator(window=18, group=3, anchor="bound"),
+                                 ColumnAccumulator(window=18, group=3, anchor="exact")], ids=str)
 def test_window_steps_chain_into_reduce_column(acc):
     """``window_add`` per product (a normalisation point: ``window_round``, then its value
     added to an empty window) and ``window_round`` at the end: ``reduce_column``'s bits
@@ -225,7 +336,11 @@ def test_window_steps_chain_into_reduce_column(acc):
 
     def empty():
         return {name: np.zeros((300, 1), np.int64 if name in ("sum", "exp") else bool) for name in WINDOW_FIELDS}
-    anchor = product_anchor(x, w, BF16, FP32) if acc.anchor == "bound" else None
+    def anchor_from(k):       # the bound anchor is the tile's, the exact one its segment's
+        if acc.anchor == "exact":
+            return exact_anchor(x[:, k:k + acc.group], w[:, k:k + acc.group], BF16, FP32)
+        return product_anchor(x, w, BF16, FP32) if acc.anchor == "bound" else None
+    anchor = anchor_from(0)
     window, flags = empty(), np.zeros((300, 1), np.uint8)
     for k in range(7):
         product, mul_flags = multiply(x[:, k, None], w[:, k, :], BF16, FP32)
@@ -233,8 +348,52 @@ def test_window_steps_chain_into_reduce_column(acc):
         flags |= mul_flags | add_flags
         if acc.group and (k + 1) % acc.group == 0 and k < 6:
             carried, point_flags = window_round(window, acc, FP32)
+            anchor = anchor_from(k + 1)
             window, add_flags = window_add(empty(), carried, acc, FP32, anchor)
             flags |= point_flags | add_flags
     bits, round_flags = window_round(window, acc, FP32)
     np.testing.assert_array_equal(bits, want[0])
     np.testing.assert_array_equal(flags | round_flags, want[1])
+
+
+@pytest.mark.parametrize("anchor", ["exact", "bound"])
+def test_the_exact_anchor_is_per_tile_and_per_pass(anchor):
+    """golden.matmul with three bf16 passes on a 3-row array: each pass's tile of 3 rows
+    is its own column (a segment anchor of its own), the passes and tiles summed by the
+    output accumulators (RNE, smallest pass first): the same bits from golden.mxu.matmul
+    per tile and golden.add."""
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((5, 6)) * np.exp2(rng.integers(-12, 13, (5, 6)))).astype(np.float32).view(np.uint32)
+    w = (rng.standard_normal((6, 4)) * np.exp2(rng.integers(-12, 13, (6, 4)))).astype(np.float32).view(np.uint32)
+    acc = f"column:w=20,g=2,anchor={anchor}"
+    xs, ws = golden.multipass.split(x, 2), golden.multipass.split(w, 2)
+    want = None
+    for i, j in golden.multipass.pass_order(3):
+        for t in (0, 3):
+            tile = golden.mxu.matmul(xs[i][:, t:t + 3], ws[j][t:t + 3], accumulator=acc)
+            want = tile if want is None else golden.add(want, tile, FP32)[0]
+    assert np.array_equal(golden.matmul(x, w, precision="HIGH", array=(3, 2), accumulator=acc).y, want)
+
+
+@pytest.mark.parametrize("accumulator, x, w_column, unpadded", [
+    # A point after the last real row (K = 2, g=2, rows 3): the two products cancel to a
+    # tiny negative sum that the first point flushes to -0; the padded row's segment (that
+    # -0 and a +0 product) rounds to +0, as the RTL computes it.
+    ("column:w=26,g=2", [0x20C0, 0x20A0], [0xA000, 0x2000], 0x80000000),
+    ("column:w=26,g=2,anchor=exact", [0x20C0, 0x20A0], [0xA000, 0x2000], 0x80000000),
+    # Sequential fp32: -1.5 * 2**-126 + 1.25 * 2**-126 flushes to -0; the padded +0 product
+    # adds +0: -0 + +0 = +0.
+    ("fp32", [0x80C0, 0x00A0], [0x3F80, 0x3F80], 0x80000000),
+])
+def test_a_short_last_tile_is_zero_padded(accumulator, x, w_column, unpadded):
+    """golden.matmul reduces a short last tile padded with zeros to the array's rows, as
+    the hardware and golden.mxu.stream (fed the zero row) do."""
+    x = np.array([x], np.uint16)
+    w = np.zeros((2, 5), np.uint16)
+    w[:, 0] = w_column
+    padded_x, padded_w = np.pad(x, ((0, 0), (0, 1))), np.pad(w, ((0, 1), (0, 0)))
+    got = golden.matmul(x, w, array=(3, 5), accumulator=accumulator)
+    assert (int(got.y[0, 0]), int(got.flags[0, 0])) == (0, int(Flags.UNDERFLOW | Flags.INEXACT))
+    assert int(golden.matmul(x, w, accumulator=accumulator).y[0, 0]) == unpadded     # one tile of K: no padding
+    streamed = stream(padded_x, [padded_w], np.ones(1, bool), accumulator=accumulator)
+    assert np.array_equal(got.y, streamed.y) and np.array_equal(got.flags, streamed.row_flags)

@@ -79,6 +79,7 @@ def test_sr_dot_cli_writes_csv_and_plot(tmp_path, capsys):
     (["accumulators", "--windows", "12,24"], "--windows must be in 16..48, not 12"),
     (["accumulators", "--groups", "8,x"], "--groups must be comma-separated integers, not '8,x'"),
     (["accumulators", "--windows", ","], "--windows must name at least one value"),
+    (["accumulators", "--anchors", "exact,best"], "--anchors must name some of running,bound,exact, not 'exact,best'"),
     (["jax-train", "--accumulator", "column:w=99"], "accumulator window must be in 8..48, not 99"),
     (["bogus"], "invalid choice"),
 ])
@@ -118,7 +119,8 @@ def test_exact_sums_are_exact_where_float64_is_not():
     assert accumulators.ratios(np.array([[0, 3]], object), np.array([[0, 0]], object)).tolist() == [[0.0, math.inf]]
 
 
-@pytest.mark.parametrize("acc", [None, "column:w=20,g=8,sticky,anchor=bound", "column:w=24"])
+@pytest.mark.parametrize("acc", [None, "column:w=20,g=8,sticky,anchor=bound", "column:w=24",
+                                 "column:w=20,g=8,anchor=exact"])
 def test_accumulators_sums_are_golden_matmuls(acc, rng):
     ks = [16, 64]
     x, w = accumulators.make_inputs("wide", 3, max(ks), rng)
@@ -144,9 +146,10 @@ def test_accumulators_quick_writes_csv_and_plot(tmp_path, capsys):
                              "rel_median", "rel_p99", "rel_max", "rel_mean_signed", "abs_sum_rel_median",
                              "abs_sum_rel_p99", "abs_sum_rel_max", "condition_median", "bound_slack_median",
                              "bound_slack_p99"]
-    # fp32 and 4 windows x 2 groups x sticky x anchor, on 4 kinds of data at K = 16, 64, 128, 256.
-    assert len(rows) == (1 + 4 * 2 * 2 * 2) * 4 * 4
-    assert {r["accumulator"] for r in rows} >= {"fp32", "column:w=16", "column:w=32,g=8,sticky,anchor=bound"}
+    # fp32 and 4 windows x 2 groups x sticky x 3 anchors, on 4 kinds of data at K = 16, 64, 128, 256.
+    assert len(rows) == (1 + 4 * 2 * 2 * 3) * 4 * 4
+    assert {r["accumulator"] for r in rows} >= {"fp32", "column:w=16", "column:w=30,g=8,sticky,anchor=bound",
+                                                "column:w=30,g=8,anchor=exact"}
     assert (out / "accumulators.png").stat().st_size > 10_000
     assert not list(out.glob(".*"))                      # the progress file is gone
     assert "Smallest W with median and 99th percentile" in capsys.readouterr().out
@@ -161,7 +164,7 @@ def test_accumulators_resumes(tmp_path, monkeypatch):
     monkeypatch.setattr(accumulators, "print_tables", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         experiments.main(argv)
-    assert len(calls) == 5 and (out / accumulators.PROGRESS_FILE).exists()
+    assert len(calls) == 7 and (out / accumulators.PROGRESS_FILE).exists()
     monkeypatch.undo()
     monkeypatch.setattr(accumulators, "sum_columns", lambda acc, *a: pytest.fail("recomputed"))
     assert experiments.main(argv) == 0

@@ -74,7 +74,7 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
     (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
     (["mxu", "--add-stages", "22"], "add_stages must be in 0..21, not 22"),
-    (["window_add", "--accumulator", "fp32"], "accumulator 'fp32': a column unit needs column[:w=W,g=G,sticky,"),
+    (["window_add", "--accumulator", "fp32"], "accumulator 'fp32': a column unit needs column[:w=W][,g=G][,sticky][,"),
     (["window_add", "--accumulator", "column:w=99"], "accumulator: accumulator window must be in 8..48, not 99"),
     (["window_add", "--accumulator", "column:w=12"], "accumulator window must be at least the products' 16"),
     (["window_add", "--term", "sum"], "term must be one of product, rounded, not 'sum'"),

@@ -6,7 +6,7 @@ with RNE; a tile of one column, each trial its own column) summed by
 * ``fp32``: the sequential accumulator, every add rounded to fp32 (RNE), from +0;
 * ``column:w=W,g=G,sticky,anchor=A`` (golden.column): a fixed-point window of ``W`` bits,
   normalised and rounded to fp32 every ``G`` terms and at the end (``G = 0``: once),
-  truncation toward minus infinity or sticky round-to-odd, a running or bound anchor;
+  truncation toward minus infinity or sticky round-to-odd, a running, bound or exact anchor;
 
 against the exact sum of the products, computed with integers: a bf16 product has at most
 16 significant bits, so it is exact in float64, and every product and fp32 result is an
@@ -23,7 +23,9 @@ percentile and max over the trials; 0 when ``y = s = 0``, inf when only ``s`` is
 signed mean (the bias), and the error relative to ``sum |x[k] w[k]|`` (what error bounds
 speak of); and two properties of the data: the median condition ``sum |x w| / |sum x w|``
 and the median and 99th percentile of the bits by which the bound anchor exceeds the
-largest product's exponent. About 6 minutes on one core (``--quick``: seconds); an interrupted run,
+largest product's exponent. The tables pick, per anchor, the smallest window whose median and
+99th percentile are at most sequential fp32's at ``normal`` data and K = 128, and at every
+data kind and K. About 10 minutes on one core (``--quick``: seconds); an interrupted run,
 restarted with the same options and ``--out``, reuses the accumulators it finished.
 """
 
@@ -49,7 +51,7 @@ NAME = "accumulators"
 HELP = "column accumulators (window W, normalisation every G) against the exact dot product"
 KINDS = ("normal", "positive", "cancelling", "wide")
 K_VALUES = (16, 64, 128, 256, 1024, 4096)
-WINDOWS = (16, 20, 22, 24, 26, 28, 32)
+WINDOWS = (16, 20, 22, 24, 26, 28, 30, 32)
 GROUPS = (0, 8, 32)
 #: Every bf16 product and fp32 value used here is an integer multiple of 2**-SCALE.
 SCALE = 320
@@ -127,10 +129,10 @@ def bound_slack(x, w, ks) -> np.ndarray:
     return bound - 2 * BF16.bias - largest
 
 
-def configurations(windows, groups):
+def configurations(windows, groups, anchors=ANCHORS):
     """None (sequential fp32), then every column accumulator of the grid."""
     return [None] + [ColumnAccumulator(window=w, group=g, sticky=s, anchor=a)
-                     for a in ANCHORS for s in (False, True) for g in groups for w in windows]
+                     for a in anchors for s in (False, True) for g in groups for w in windows]
 
 
 def _name(acc) -> str:
@@ -175,7 +177,7 @@ def sum_columns(acc, x, w, ks):
 
 
 def accumulators(trials: int, seed: int, ks=K_VALUES, windows=WINDOWS, groups=GROUPS, done=None, on_config=None,
-                 on_terms=None):
+                 on_terms=None, anchors=ANCHORS):
     """Rows of results (dicts). ``done`` maps accumulator names to rows already computed
     (reused); ``on_config(name, rows)`` is called after each accumulator, ``on_terms(n)``
     after each ``n`` terms summed (progress)."""
@@ -191,7 +193,7 @@ def accumulators(trials: int, seed: int, ks=K_VALUES, windows=WINDOWS, groups=GR
                         "bound_slack_p99": _quantile(slack[i * trials:(i + 1) * trials, j], 0.99)}
             for i, kind in enumerate(KINDS) for j, k in enumerate(ks)}
     done = dict(done or {})
-    for acc in configurations(windows, groups):
+    for acc in configurations(windows, groups, anchors):
         name = _name(acc)
         if name not in done:
             done[name] = _rows(acc, sum_columns(acc, x, w, ks), exact, abs_sum, KINDS, ks)
@@ -200,7 +202,7 @@ def accumulators(trials: int, seed: int, ks=K_VALUES, windows=WINDOWS, groups=GR
         if on_terms:
             on_terms(sum(ks))
     return [{key: _significant(value) for key, value in dict(row, **data[row["data"], row["k"]]).items()}
-            for acc in configurations(windows, groups) for row in done[_name(acc)]]
+            for acc in configurations(windows, groups, anchors) for row in done[_name(acc)]]
 
 
 def _significant(value):
@@ -210,12 +212,27 @@ def _significant(value):
 
 def matching_window(rows, group=0, sticky=False, anchor="running", data=CRITERION[0], k=CRITERION[1]):
     """The smallest window whose median and 99th-percentile relative error at ``(data, k)``
-    are at most sequential fp32's, for the given group, sticky and anchor; None if none is."""
+    are at most sequential fp32's, for the given group, sticky and anchor; None if none is
+    (or the rows have none of that anchor)."""
+    return min(_good_windows(rows, group, sticky, anchor, data, k), default=None)
+
+
+def _good_windows(rows, group, sticky, anchor, data, k):
+    """The windows meeting the criterion at ``(data, k)`` (a set)."""
     at = [r for r in rows if r["data"] == data and r["k"] == k]
     fp32 = next(r for r in at if r["accumulator"] == "fp32")
-    good = [r["window"] for r in at if r["accumulator"] != "fp32" and (r["group"], bool(r["sticky"]), r["anchor"])
-            == (group, sticky, anchor) and r["rel_median"] <= fp32["rel_median"] and r["rel_p99"] <= fp32["rel_p99"]]
-    return min(good, default=None)
+    return {r["window"] for r in at if r["accumulator"] != "fp32" and (r["group"], bool(r["sticky"]), r["anchor"])
+            == (group, sticky, anchor) and r["rel_median"] <= fp32["rel_median"] and r["rel_p99"] <= fp32["rel_p99"]}
+
+
+def window_everywhere(rows, group=0, sticky=False, anchor="exact"):
+    """The smallest window of the rows that meets the criterion at every data kind and K
+    (and every larger window of the rows does too, so a lucky narrow one is not picked);
+    None if none does."""
+    cells = {(r["data"], r["k"]) for r in rows}
+    good = set.intersection(*(_good_windows(rows, group, sticky, anchor, d, k) for d, k in cells))
+    tried = sorted({r["window"] for r in rows if r["accumulator"] != "fp32" and r["anchor"] == anchor})
+    return next((w for w in tried if all(v in good for v in tried if v >= w)), None)
 
 
 def _find(rows, data, k, accumulator):
@@ -226,9 +243,12 @@ def _window(w):
     return "none" if w is None else str(w)
 
 
-def print_tables(rows, ks, windows, groups):
+def print_tables(rows, ks, windows, groups, anchors=ANCHORS):
     """The tables of docs/numerics-column.md (Markdown); returns the window the criterion picks
     (G = 0, running anchor, truncation), or None."""
+    print_everywhere(rows, ks, groups, anchors)
+    if "running" not in anchors:
+        return None
     data, k = CRITERION
     print(f"\nRelative error at K = {k}, {data} data (G = 0, running anchor):\n")
     print("| accumulator | median | 99th percentile | max | mean signed | sticky: median | sticky: 99th percentile |")
@@ -240,12 +260,12 @@ def print_tables(rows, ks, windows, groups):
         print(f"| `{r['accumulator']}` | {r['rel_median']:.2e} | {r['rel_p99']:.2e} | {r['rel_max']:.2e} | "
               f"{r['rel_mean_signed']:+.1e} {sticky}")
     print(f"\nSmallest W with median and 99th percentile at most fp32's (K = {k}, {data} data):\n")
-    print("| G | truncation, running | sticky, running | truncation, bound | sticky, bound |")
-    print("|---|---|---|---|---|")
+    print("| G | " + " | ".join(f"{t}, {a}" for a in anchors for t in ("truncation", "sticky")) + " |")
+    print("|---|" + "---|" * 2 * len(anchors))
     for g in groups:
-        print(f"| {g} | " + " | ".join(_window(matching_window(rows, g, s, a)) for a in ANCHORS for s in (False, True))
+        print(f"| {g} | " + " | ".join(_window(matching_window(rows, g, s, a)) for a in anchors for s in (False, True))
               + " |")
-    for anchor in ANCHORS:
+    for anchor in anchors:
         print(f"\nThe same per data and K (G = 0, {anchor} anchor; truncation / sticky):\n")
         print("| data | " + " | ".join(f"K = {kk}" for kk in ks) + " |")
         print("|---|" + "---|" * len(ks))
@@ -274,8 +294,8 @@ def print_tables(rows, ks, windows, groups):
                   f"{b['rel_median']:.1e} / {b['rel_p99']:.1e} | {a['abs_sum_rel_median']:.1e} / "
                   f"{a['abs_sum_rel_p99']:.1e} | {b['abs_sum_rel_median']:.1e} / {b['abs_sum_rel_p99']:.1e} |")
     variants = [ColumnAccumulator(window=chosen, group=g) for g in groups] + [
-        ColumnAccumulator(window=chosen, sticky=True), ColumnAccumulator(window=chosen, anchor="bound"),
-        ColumnAccumulator(window=chosen, sticky=True, anchor="bound")]
+        ColumnAccumulator(window=chosen, sticky=True)] + [
+        ColumnAccumulator(window=chosen, sticky=s, anchor=a) for a in anchors if a != "running" for s in (False, True)]
     print(f"\nVariants of column:w={chosen} at K = {max(ks)}: median / 99th percentile; mean signed error:\n")
     print("| data | fp32 | " + " | ".join(f"`{v}`" for v in variants) + " |")
     print("|---|---|" + "---|" * len(variants))
@@ -284,6 +304,48 @@ def print_tables(rows, ks, windows, groups):
         print(f"| {kind} | " + " | ".join(
             f"{c['rel_median']:.1e} / {c['rel_p99']:.1e}; {c['rel_mean_signed']:+.0e}" for c in cells) + " |")
     return chosen
+
+
+def print_everywhere(rows, ks, groups, anchors):
+    """The smallest window meeting the criterion at every data kind and K, per anchor, G and
+    truncation or sticky; then, for the exact anchor's (G = 0), every cell against fp32
+    and the bound and running anchors at that window."""
+    print("\nSmallest W with median and 99th percentile at most fp32's at every data kind and K:\n")
+    print("| G | " + " | ".join(f"{t}, {a}" for a in anchors for t in ("truncation", "sticky")) + " |")
+    print("|---|" + "---|" * 2 * len(anchors))
+    for g in groups:
+        print(f"| {g} | " + " | ".join(_window(window_everywhere(rows, g, s, a)) for a in anchors
+                                       for s in (False, True)) + " |")
+    if "exact" not in anchors:
+        return
+    for sticky in (False, True):
+        chosen = window_everywhere(rows, 0, sticky, "exact")
+        if chosen is None:
+            continue
+        exact = ColumnAccumulator(window=chosen, sticky=sticky, anchor="exact")
+        others = [ColumnAccumulator(window=chosen, sticky=sticky, anchor=a) for a in anchors if a != "exact"]
+        print(f"\n`{exact}` against fp32 (median / 99th percentile of the relative error; margin: the "
+              "smaller of fp32's median and 99th percentile over the exact anchor's, of those that are not 0), "
+              "and the other anchors:\n")
+        print(f"| data | K | fp32 | `{exact}` | margin |" + "".join(f" `{o}` |" for o in others))
+        print("|---|---|---|---|---|" + "---|" * len(others))
+        for kind in KINDS:
+            for kk in ks:
+                a, b = _find(rows, kind, kk, "fp32"), _find(rows, kind, kk, str(exact))
+                margin = _margin(a, b)
+                cells = [_find(rows, kind, kk, str(o)) for o in others]
+                print(f"| {kind} | {kk} | {a['rel_median']:.2e} / {a['rel_p99']:.2e} | "
+                      f"{b['rel_median']:.2e} / {b['rel_p99']:.2e} | "
+                      f"{'-' if margin is None else f'{margin:.2f}x'} |"
+                      + "".join(f" {c['rel_median']:.2e} / {c['rel_p99']:.2e} |" for c in cells))
+
+
+def _margin(fp32, row):
+    """The smaller of fp32's median and 99th percentile over ``row``'s, of those where fp32's
+    is not 0 (where it is, the criterion asks for 0 too: no margin to speak of); None if
+    both are 0."""
+    ratios = [fp32[q] / row[q] if row[q] else math.inf for q in ("rel_median", "rel_p99") if fp32[q]]
+    return min(ratios, default=None)
 
 
 def plot(rows, path: Path, windows, chosen):
@@ -303,7 +365,8 @@ def plot(rows, path: Path, windows, chosen):
         lines += [(str(ColumnAccumulator(window=chosen, group=g)), dict(color="tab:red", linestyle=style))
                   for g, style in zip(groups, ("--", ":"))]
         lines += [(str(ColumnAccumulator(window=chosen, sticky=True)), dict(color="tab:orange", linestyle="--")),
-                  (str(ColumnAccumulator(window=chosen, anchor="bound")), dict(color="magenta", linestyle="--"))]
+                  (str(ColumnAccumulator(window=chosen, anchor="bound")), dict(color="magenta", linestyle="--")),
+                  (str(ColumnAccumulator(window=chosen, anchor="exact")), dict(color="tab:cyan", linestyle="--"))]
     for col, kind in enumerate(KINDS):
         for row, (key, label) in enumerate((("rel_median", "median"), ("rel_p99", "99th percentile"))):
             ax = axes[row, col]
@@ -344,6 +407,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of the data, 0..2**20 (default 1)")
     p.add_argument("--windows", default=",".join(map(str, WINDOWS)),
                    help=f"windows W, 16..{WINDOW_RANGE[1]} (default {','.join(map(str, WINDOWS))})")
+    p.add_argument("--anchors", default=",".join(ANCHORS),
+                   help=f"anchors, some of {','.join(ANCHORS)} (default all)")
     p.add_argument("--groups", default=",".join(map(str, GROUPS)),
                    help=f"normalisation intervals G, 0 (at the end only)..{MAX_TERMS} "
                         f"(default {','.join(map(str, GROUPS))})")
@@ -353,6 +418,9 @@ def run(args, p) -> int:
     """Run with parsed ``args``; ``p.error`` reports a bad option."""
     windows = _integers(p, "--windows", args.windows, 2 * BF16.precision, WINDOW_RANGE[1])
     groups = _integers(p, "--groups", args.groups, 0, MAX_TERMS)
+    anchors = tuple(a for a in ANCHORS if a in {v.strip() for v in args.anchors.split(",")})
+    if not anchors or {v.strip() for v in args.anchors.split(",") if v.strip()} - set(ANCHORS):
+        p.error(f"--anchors must name some of {','.join(ANCHORS)}, not {args.anchors!r}")
     ks = K_VALUES
     if args.quick:
         args.trials, ks = min(args.trials, 40), tuple(k for k in K_VALUES if k <= 256)
@@ -362,7 +430,7 @@ def run(args, p) -> int:
     # Finished accumulators are kept in a progress file, so an interrupted run resumes.
     progress_file = args.out / PROGRESS_FILE
     config = {"trials": args.trials, "seed": args.seed, "ks": list(ks), "windows": list(windows),
-              "groups": list(groups)}
+              "groups": list(groups), "anchors": list(anchors)}
     done = {}
     if progress_file.exists():
         saved = json.loads(progress_file.read_text())
@@ -376,12 +444,12 @@ def run(args, p) -> int:
         os.replace(tmp, progress_file)
 
     start = time.process_time()
-    with progress(len(configurations(windows, groups)) * sum(ks), "accumulators", "term") as bar:
-        rows = accumulators(args.trials, args.seed, ks, windows, groups, done, save, bar.update)
+    with progress(len(configurations(windows, groups, anchors)) * sum(ks), "accumulators", "term") as bar:
+        rows = accumulators(args.trials, args.seed, ks, windows, groups, done, save, bar.update, anchors)
     write_csv(rows, args.out / "accumulators.csv")
     print(f"accumulators: {args.trials} columns per data kind, seed {args.seed}, K = {', '.join(map(str, ks))} "
           f"({time.process_time() - start:.0f} s CPU)")
-    chosen = print_tables(rows, ks, windows, groups)
+    chosen = print_tables(rows, ks, windows, groups, anchors)
     plot(rows, args.out / "accumulators.png", windows, chosen)
     progress_file.unlink(missing_ok=True)
     print(f"wrote {args.out / 'accumulators.csv'} and {args.out / 'accumulators.png'}")

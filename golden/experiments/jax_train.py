@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..column import accumulator_param
+from ..column import accumulator_param, spelling
 from ..tools.cli import progress
 from ..rounding import Rounding
 from .mlp import BF16, Counters, Variant, initial_weights, load_digits_split, minibatches
@@ -121,7 +121,7 @@ def add_arguments(p):
     add_training_arguments(p, epochs=10, variants=VARIANTS)
     p.add_argument("--accumulator", default="fp32",
                    help="how the mxu-* variants' products sum: fp32 (default: every add rounded) or "
-                        "column[:w=W,g=G,sticky,anchor=running|bound]")
+                        + spelling())
 
 
 def run(args, p) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import xorshift
 from ..bits import to_float64
-from ..column import MAX_TERMS, ColumnAccumulator, accumulator_param, reduce_column
+from ..column import MAX_TERMS, ColumnAccumulator, accumulator_param, reduce_column, spelling
 from ..formats import BF16, FP32, TF32, FloatFormat
 from ..ops import add, convert, convert_sr_bits, multiply
 from ..tools.cli import progress, save_figure
@@ -348,7 +348,7 @@ def add_arguments(p):
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
     p.add_argument("--accumulator", default="fp32",
                    help="the MXU's accumulator: fp32 (default: every add rounded) or "
-                        f"column[:w=W,g=G,sticky,anchor=running|bound] (at most {MAX_TERMS - 1} terms "
+                        f"{spelling()} (at most {MAX_TERMS - 1} terms "
                         "between normalisation points)")
 
 

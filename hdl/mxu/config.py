@@ -17,7 +17,7 @@ from golden.rounding import Rounding
 from ..ecp5_bram import MODEL as BRAM_MODEL
 from ..ecp5_dsp import MODEL as DSP_MODEL, dsp_param
 from ..params import Param, bool_param, check_exact_products, choice_param, format_param, int_param, rounding_param
-from .accumulation import Accumulation, resolve_accumulation
+from .accumulation import COLUMN_SPELLING, Accumulation, resolve_accumulation
 from .element import check_pe_stages
 from .output_fifo import RAMS as FIFO_RAMS
 
@@ -53,9 +53,9 @@ OPTIONS = (
     Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
           "control fields), m_axis_y_* (default off: w__*, x__*, y__*)", "bool"),
     Param("accumulator", "str", "fp32", "how a column sums its products: fp32 (default: every add rounded, RNE, "
-          "in acc_fmt) or column[:w=W][,g=G][,sticky][,anchor=running|bound]: a W-bit fixed-point window per "
-          "column (W from the product's width to 48; 26 by default), rounded at the array's edge and after "
-          "every G rows (docs/semantics.md)", "fp32, column[:w=W][,g=G][,sticky][,anchor=running|bound]"),
+          f"in acc_fmt) or {COLUMN_SPELLING}: a W-bit fixed-point window per column (W from the product's width "
+          "to 48; 26 by default), rounded at the array's edge and after every G rows (docs/semantics.md)",
+          f"fp32, {COLUMN_SPELLING}"),
     Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
           "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
           "simulated with the model written beside it (" + DSP_MODEL.name + ")", "inferred, ecp5"),

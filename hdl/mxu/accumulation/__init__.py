@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from golden.column import ColumnAccumulator, accumulator_param
+from golden.column import ColumnAccumulator, accumulator_param, spelling
 
 from .base import Accumulation, Column
 from .bound import BoundAnchor
@@ -15,10 +15,12 @@ from .sequential import Sequential
 from .window_adder import TERMS, RunningWindowAdder, WindowAdder
 
 __all__ = ["Accumulation", "Column", "Sequential", "RunningAnchor", "BoundAnchor", "resolve_accumulation",
-           "window_adder_for"]
+           "window_adder_for", "COLUMN_SPELLING", "WINDOW_SUMS"]
 
-#: The window sums by golden.column's anchor.
+#: The window sums the hardware builds, by golden.column's anchor.
 WINDOW_SUMS = {"running": RunningAnchor, "bound": BoundAnchor}
+#: The column accumulator's spelling with the anchors the hardware builds.
+COLUMN_SPELLING = spelling(tuple(WINDOW_SUMS))
 
 
 def resolve_accumulation(name: str, value) -> Accumulation:
@@ -31,6 +33,9 @@ def resolve_accumulation(name: str, value) -> Accumulation:
     if window is None:
         return Sequential()
     assert isinstance(window, ColumnAccumulator)
+    if window.anchor not in WINDOW_SUMS:
+        raise ValueError(f"{name} {window}: the hardware builds the anchors {', '.join(WINDOW_SUMS)}, "
+                         f"not {window.anchor} (golden models it)")
     return WINDOW_SUMS[window.anchor](window)
 
 
@@ -44,7 +49,7 @@ def window_adder_for(*, accumulator, term: str = "product", late_sum: bool = Fal
         raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
     if not isinstance(late_sum, bool):
         raise TypeError(f"late_sum must be True or False, not {late_sum!r}")
-    moving = getattr(accumulator, "anchor", None) != "bound" or term == "rounded"
+    moving = getattr(accumulator, "anchor", None) == "running" or term == "rounded"
     if late_sum and moving:
         raise ValueError(f"late_sum needs an anchor that cannot move (anchor=bound, term=product), not "
                          f"anchor={getattr(accumulator, 'anchor', None)}, term={term}")
