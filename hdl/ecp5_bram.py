@@ -1,15 +1,15 @@
 """The ECP5's ``DP16KD`` block RAM as a 512x36 simple dual-port memory with its output register, instantiated.
 
 Yosys maps an Amaranth memory onto DP16KD blocks without their output registers
-(``REGMODE "NOREG"``): on the LFE5U-85F-6 the read data then leaves the block 5.83 ns after
-the clock, so that one route into a fabric register is a placed array's clock near 125-131 MHz
-(docs/mxu-timing.md). With the output register (``REGMODE_B "OUTREG"``) the data leaves
-0.96 ns after the clock, a cycle later. ``ecp5_memory`` instantiates the blocks the way
+(``REGMODE "NOREG"``): the read data then leaves the block late in the cycle, so that its
+clock-to-out and one route into a fabric register bound an array's clock (the figures:
+docs/mxu-timing.md). With the output register (``REGMODE_B "OUTREG"``) the data leaves
+early in the cycle, a cycle later. ``ecp5_memory`` instantiates the blocks the way
 Yosys's own mapping of a 36-bit simple dual-port memory connects them (port A writes, port B
 reads, 36 bits each: the read data's low half leaves on the DOA pins, the high half on DOB)
 and sets the output registers of both halves (``REGMODE_A`` and ``REGMODE_B``: with only
-``REGMODE_B`` the DOA half stays at 5.61 ns), each half's output enable driven alike, as
-nextpnr does for Lattice's 36-bit ``PDPW16KD``. Yosys ships the block as a black box
+``REGMODE_B`` the DOA half stays unregistered and late), each half's output enable driven
+alike, as nextpnr does for Lattice's 36-bit ``PDPW16KD``. Yosys ships the block as a black box
 only: ``MODEL`` is ours, for the values used here; ``hdl.build`` writes it beside the Verilog.
 """
 

@@ -1,13 +1,14 @@
 """The ECP5's ``MULT18X18D`` with its own input and output registers, instantiated.
 
 Yosys maps a ``*`` onto a MULT18X18D without its registers: the operands then come from
-fabric flip-flops and the product goes to fabric flip-flops, and on the LFE5U-85F-6 that
-multiply alone runs at 147 MHz (route in, 3.9 ns through the block, route out), where with
-the block's input registers it runs at 200 MHz (docs/timing.md). ``mul_dsp="ecp5"`` on a
-multiplier instantiates the block with its registers at the multiplier's ``operands`` and
-``product`` cut points. Yosys ships no simulation model of the block: ``MODEL`` is ours,
-for the parameter values used here only (unsigned operands, parallel inputs, ``CLK0``,
-``CE0``, ``RST0``); ``hdl.build`` writes it beside the Verilog.
+fabric flip-flops and the product goes to fabric flip-flops, so one path holds a route in,
+the block and a route out, where with the block's input registers it holds the block and
+one route: a faster clock (the figures: docs/mxu.md, "The multiplier block's own
+registers"). ``mul_dsp="ecp5"`` on a multiplier instantiates the block with its registers
+at the multiplier's ``operands`` and ``product`` cut points. Yosys ships no simulation
+model of the block: ``MODEL`` is ours, for the parameter values used here only (unsigned
+operands, parallel inputs, ``CLK0``, ``CE0``, ``RST0``); ``hdl.build`` writes it beside the
+Verilog.
 """
 
 from __future__ import annotations

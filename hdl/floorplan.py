@@ -3,13 +3,14 @@ keeps the array's neighbours neighbours on the die.
 
 nextpnr places a cell whose ``BEL`` attribute names a site there and nowhere else; its
 analytical placer then pulls each PE's logic towards its pinned multiplier. Without pins the
-placer assigns the 64 multipliers of an 8x8 array to DSP sites in any order, so a PE's
-registers end up tens of columns from its multiplier (the 8x8's critical paths,
-docs/history-earlier.md). The plan: the 85F's 156 MULT18X18D sites lie in three die rows (``DSP_ROWS``),
-52 each; the array's rows are split into up to three bands of consecutive rows, one per DSP
-row, and inside a band PE ``(k, j)`` takes site ``j * band_rows + (k - first_row)`` of an
-evenly spread subset, so a partial sum goes to the next site and an activation ``band_rows``
-sites on, and a column continues at the same place in the next band.
+placer assigns an array's multipliers (the 64 of an 8x8 array) to DSP sites in any order, so
+a PE's registers end up tens of columns from its multiplier, and those routes become the
+array's longest paths (docs/history-earlier.md). The plan: the 85F's 156 MULT18X18D sites
+lie in three die rows (``DSP_ROWS``), 52 each; the array's rows are split into up to three
+bands of consecutive rows, one per DSP row, and inside a band PE ``(k, j)`` takes site
+``j * band_rows + (k - first_row)`` of an evenly spread subset, so a partial sum goes to the
+next site and an activation ``band_rows`` sites on, and a column continues at the same place
+in the next band.
 
 ``python -m hdl.build mxu`` writes two Yosys scripts beside an array's Verilog
 (``write_scripts``; docs/mxu.md, "Synthesis scripts"): ``NAME_keep.ys`` before synthesis
@@ -37,7 +38,7 @@ SITES = [(c + i, f"MULT18_{i}") for c in DSP_COLUMNS for i in (0, 1, 4, 5)]
 #: Every column's copy of a row's write enable, tile row and buffer holds the same value, and
 #: so does every tag register the same number of cycles from the entry (PE ``(k, j)`` and
 #: ``(k + 1, j - add_stages - 1)``); Yosys merges identical flip-flops, which turns them back
-#: into one net across the array (the 8x8's and 9x9's critical paths). ``keep`` on the cells
+#: into one net across the array, a route too long for one cycle. ``keep`` on the cells
 #: stops that (on the wires it does not), and only on both cells of a pair: so the
 #: ``w__ready`` register is kept too, beside its copy for the writes (``wload_open``).
 #: ``proc`` first turns Verilog processes into cells.

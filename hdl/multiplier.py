@@ -92,13 +92,14 @@ class FPMultiplier(MultiplierPlan, ArithmeticUnit):
         v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
         a, b = FloatLayout(fi)(v["a"]), FloatLayout(fi)(v["b"])
         # A register of the significands' own (not shared with the classification) can sit
-        # next to the DSP: measured on ECP5, the shared one cost 1.5 ns of routing. It holds
-        # the mantissas; the hidden bits join after it (``significand``).
+        # next to the DSP: a shared one is placed between the two and lengthens the route
+        # into the DSP (docs/timing.md). It holds the mantissas; the hidden bits join after
+        # it (``significand``).
         mantissas = {"man_a": a.mantissa, "man_b": b.mantissa} if self.mul_dsp == "inferred" else {}
         # Each operand's class goes through the register; the product's (NaN, invalid, an
         # inf or zero operand) is decided after it, beside the significands' multiply: the
-        # whole decision before the register set a placed 12x12's clock (input register ->
-        # operands_invalid, four LUT levels).
+        # whole decision before the register is four LUT levels from the input register to
+        # ``operands_invalid``, among the element's slowest paths.
         classes = {f"{name}_{x}": getattr(u, attr) for x, u in (("a", a), ("b", b))
                    for name, attr in (("inf", "is_inf"), ("zero", "is_zero_daz"), ("nan", "is_nan"),
                                       ("signalling", "is_signalling"))}

@@ -43,10 +43,10 @@ class ExactProductPlan(MultiplierPlan):
     def _cuts(self, rand_bits):
         cuts = super()._cuts(rand_bits)
         names = [name for name, _ in cuts]
-        # The delay model (hdl/timing_model.json) was fitted with the range check's compares
-        # in this stage; they now sit beside the exponent's add (``_exponent``), which leaves
-        # the class bits and the selects here. The estimate stays until placed runs of the
-        # new stage refit it (a Delay(2) puts every register where this one does).
+        # This stage holds the class bits and the selects only (the range check's compares
+        # sit beside the exponent's add, ``_exponent``), but its estimate is the delay model's
+        # (hdl/timing_model.json), fitted with those compares in it: it stays until the model
+        # is refitted on this stage (a Delay(2) puts every register where this one does).
         return cuts[:names.index("normalised") + 1] + [("output", Delay(1, self.in_fmt.exp_bits + 3))]
 
 
@@ -80,8 +80,9 @@ class ExactProduct(ExactProductPlan, FPMultiplier):
         product below or above ``acc_fmt``'s normal range) and ``biased``, the exponent
         field of a product in range. The product's exponent is ``exp_sum - 2 * bias + top``;
         each bound is compared with the registered sum for both values of ``top`` (beside
-        the add, not after it), so the last stage only selects (after the add, the compares
-        set a placed 12x12's clock: the exponent register into the result register)."""
+        the add, not after it), so the last stage, from the exponent register into the
+        result register, only selects: compares after the add, in series with it, would
+        make that stage one of the element's slowest paths."""
         fi, fo = self.in_fmt, self.out_fmt
         low, high = fo.emin + 2 * fi.bias, fo.emax + 2 * fi.bias     # exp_sum + top's range
         biased = Signal(fo.exp_bits)                                  # truncated out of range

@@ -27,7 +27,8 @@ def credits(mxu, m: Module, x_in, y_out):
 
     A ``y`` transfer returns its credit through a register by the output (``returned``),
     so the count sits by the controller that reads it and only that register's wire
-    crosses the die (a placed 12x12's clock was set by the count's route to ``x.ready``)."""
+    crosses the die: the count's route from the output to ``x.ready`` with its logic is too
+    long for one cycle."""
     m.submodules.fifo = out_fifo = OutputFIFO(width=mxu.cols * mxu.out_fmt.width, depth=mxu.fifo_depth,
                                                  ram=mxu.fifo_ram)
     free = Signal(range(mxu.fifo_depth + 1), init=mxu.fifo_depth)
@@ -57,17 +58,17 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     w_take = Signal()
     # w.ready is a register, loaded with what the drain count and the shadow state will
     # be: the controller's accept logic starts at a flip-flop rather than at the drain
-    # count's compare (a placed 8x8 array's critical path).
+    # count's compare (the compare and the accept logic in one cycle are too long).
     w_open = Signal(init=1)
     # The weight writes' own copy of it: their enable reaches every column's first write
-    # register, a fan-out that pulled the controller's flip-flop away from the controller
-    # (a placed 12x12's clock: w.ready -> swap_open). Named wload* so that NAME_keep.ys
-    # keeps Yosys from merging the two (hdl.floorplan.KEEP).
+    # register, a fan-out across the die that would pull a shared flip-flop away from the
+    # controller and lengthen its paths there (w.ready -> swap_open). Named wload* so that
+    # NAME_keep.ys keeps Yosys from merging the two (hdl.floorplan.KEEP).
     wload_open = Signal(init=1)
     # x.ready likewise: two registers, loaded with what the credit count and the shadow
-    # state will be, and the row's swap bit select between them. The count's compare
-    # and the shadow gate before the accept set a placed 12x12's clock (into the active
-    # buffer's enable, across the die).
+    # state will be, and the row's swap bit select between them: the accept drives the
+    # active buffer's enable across the die, which leaves no room for the count's compare
+    # and the shadow gate before it in the same cycle.
     credit = Signal(init=1)      # a credit is free
     swap_open = Signal()         # a credit is free and the shadow tile complete
     drain_next, full_next = Signal.like(drain), Signal()
@@ -122,10 +123,11 @@ def _weight_writes(mxu, m: Module, we, row, buf, values):
 
     A ``w`` row accepted in cycle ``T`` is at row ``k`` in cycle ``T + 1 + k`` and lands
     at its end, so every PE's write enable comes from a register beside it, not from one
-    net that reaches every weight register from the controller (that net set the clock
-    of large arrays). A swap row is accepted from the cycle after the tile's last ``w``
-    row on (``shadow_full``) and reaches row ``k`` through the entry register
-    ``1 + k * psum_latency >= 1 + k`` cycles later, when that row's write has landed.
+    net that reaches every weight register from the controller (such a net spans the
+    array, and its delay grows with the array's size). A swap row is accepted from the
+    cycle after the tile's last ``w`` row on (``shadow_full``) and reaches row ``k``
+    through the entry register ``1 + k * psum_latency >= 1 + k`` cycles later, when that
+    row's write has landed.
     """
     layout = data.StructLayout({"we": 1, "buf": 1, "row": unsigned(max(mxu.rows - 1, 0).bit_length()),
                                 "data": mxu.in_fmt.width})

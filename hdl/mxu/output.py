@@ -32,7 +32,7 @@ def output(mxu, m: Module, out_fifo, y_out, psums, col_flags, tag, platform):
         m.d.sync += mxu.flags[j].eq(Mux(mxu.flags_clear, 0, mxu.flags[j]) | row_flags[j])
     m.d.comb += [out_fifo.w_en.eq(leave), out_fifo.w_data.eq(Cat(*rounded))]
     # y leaves from the FIFO's head register in the fabric, not from its memory (block
-    # RAM on large arrays, whose read data arrives ~6 ns after the clock on ECP5), and
+    # RAM on large arrays, whose read data arrives late in the cycle on ECP5), and
     # y.ready never reaches the memory's read (hdl/mxu/output_fifo.py).
     m.d.comb += [y_out.valid.eq(out_fifo.r.valid), y_out.payload.eq(out_fifo.r.payload),
                  out_fifo.r.ready.eq(y_out.ready)]

@@ -4,26 +4,27 @@ Rows are written into a memory (block RAM on large arrays). Reading it is decide
 before the memory reads, from two registers only: the memory holds a row (``nonempty``) and
 a *room* counter has a place for it. The decision goes into a register of its own, the
 memory's read enable, so the block RAMs' enables and address come straight from registers,
-and the decision's inputs, placed beside the head, are one register away from them (on a
-placed 12x12 array the path from the head's valid bit to a read enable beside the block
-RAMs set the clock). The row read enters a small queue of ``slot_count`` rows through no logic
-(the queue's write data is the memory's read data; its enable and address are registers:
-the block RAM's clock-to-out takes most of a cycle on the ECP5), and from the queue the head
-register (``r.payload``) takes it. The room counter counts the places in the queue and the
-head that no decided row holds: a row decided is certain to find its place, so nothing
-between the memory and the queue waits, and ``r.ready`` reaches only the head, the queue's
-read side and the room counter.
+and the decision's inputs, placed beside the head, are one register away from them (the read
+enable sits beside the block RAMs, away from the head: a path between the two is a long
+route, with room for little logic). The row read enters a small queue of ``slot_count`` rows
+through no logic (the queue's write data is the memory's read data; its enable and address
+are registers: the block RAM's clock-to-out takes most of a cycle on the ECP5), and from the
+queue the head register (``r.payload``) takes it. The room counter counts the places in the
+queue and the head that no decided row holds: a row decided is certain to find its place, so
+nothing between the memory and the queue waits, and ``r.ready`` reaches only the head, the
+queue's read side and the room counter.
 
 A row written in cycle ``T`` is offered on ``r`` from cycle ``T + latency`` (the level, the
 read decision, the memory's read stages, the queue, the head: 5, or 6 for ``ecp5``) and then
 one row per cycle while ``r.ready`` stays high.
 
 The memory is block RAM, LUT RAM or ECP5 block RAM with its output register (``ram``): an
-ECP5 block RAM's clock-to-out (5.83 ns without its output register, which Yosys does not use)
-plus one route into the queue is a placed array's clock near 125-131 MHz; a LUT RAM reads
-through a LUT and a multiplexer into a fabric register; ``ecp5`` instantiates the block RAMs
-with their output registers (hdl/ecp5_bram.py: 0.96 ns clock-to-out), a second read stage, so
-its rows take a cycle more (``latency`` 6) and the queue has more slots.
+ECP5 block RAM's clock-to-out without its output register (which Yosys does not use) takes
+most of a cycle, so that it and one route into the queue bound the array's clock
+(docs/mxu-timing.md); a LUT RAM reads through a LUT and a multiplexer into a fabric
+register; ``ecp5`` instantiates the block RAMs with their output registers
+(hdl/ecp5_bram.py: the data leaves early in the cycle), a second read stage, so its rows
+take a cycle more (``latency`` 6) and the queue has more slots.
 """
 
 from __future__ import annotations

@@ -23,9 +23,10 @@ def _exponent_field(fmt: FloatFormat, value):
     u = FloatLayout(fmt)(value)
     # A zero's or subnormal's field is 0 already, so only the non-finite are cleared, by
     # the exponent field alone where it can: the mantissa stays off the row maximum's first
-    # compare (the harness's x register into it set a placed 12x12's clock). The clearing
-    # keeps the anchor golden.column's, but no output shows it: every product of an
-    # infinity or NaN is one, so the sums that anchor serves are special whatever it is.
+    # compare, which starts at the ``x`` port, so that its cycle holds the compare and
+    # little else. The clearing keeps the anchor golden.column's, but no output shows it:
+    # every product of an infinity or NaN is one, so the sums that anchor serves are
+    # special whatever it is.
     return u.exponent & (~u.is_inf_or_nan).replicate(fmt.exp_bits)
 
 
@@ -98,8 +99,9 @@ class BoundColumn(WindowColumn):
         Each column's maximum follows its first weight-write register (``first_writes[j]``,
         the row's write a cycle after it is accepted) with the row's exponent field
         registered beside it, so the compare starts at flip-flops by the column rather than
-        at the ``w`` port (the column 4x4's critical path). The bound then lands when the
-        row's weights land in PE row 0, before a swap row can read it there."""
+        at the ``w`` port, whose route to each column leaves no room for a compare in the
+        same cycle. The bound then lands when the row's weights land in PE row 0, before a
+        swap row can read it there."""
         # Registers one bit narrower than the anchor's offset sum (their upper bits zero):
         # that sum is then one bit wider than its operand, which Verilator's -Wall accepts
         # (column_anchors); synthesis drops the constant bits.
@@ -122,13 +124,13 @@ class BoundColumn(WindowColumn):
 
         The row's maximum is a tree over ``x_row`` as it is accepted (before the entry
         register, a cycle ahead of the elements), a register after each compare level (two
-        levels in one cycle set a placed 12x12's clock): the levels beyond the multiplier's
-        stages are ``anchor_wait``. Every column has a register of its own after the tree's
-        root: the root sits by
-        the rows, a column's anchor by its first element (a placed 10x10's critical path
-        ran from the root to PE (0, 0) in one cycle). The offset joins the tile's bound
-        long before the row's maximum arrives: one add after the root. Returns one psum
-        input per column."""
+        levels in one cycle are longer than the element's slowest path): the levels beyond
+        the multiplier's stages are ``anchor_wait``. Every column has a register of its own
+        after the tree's root: the root sits by the rows, a column's anchor by its first
+        element, and the route between them, across the array, takes a cycle of its own
+        (with the anchor's sum, offset and clamp after it, one cycle is too short). The
+        offset joins the tile's bound long before the row's maximum arrives: one add after
+        the root. Returns one psum input per column."""
         fi, fa = self.in_fmt, self.acc_fmt
         level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
         m.d.comb += [e.eq(_exponent_field(fi, x)) for e, x in zip(level, x_row)]
