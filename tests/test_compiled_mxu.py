@@ -138,6 +138,14 @@ ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:
                 fifo_ram="ecp5")
 
 
+#: The exact anchor: an exponent array ahead of the elements (rows + 2 - mul_stages cycles
+#: of anchor_wait), sticky; and the README's array's element (W=30, sticky, m5a5) with
+#: MULT18X18D products and the DP16KD FIFO.
+EXACT = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,sticky,anchor=exact")
+EXACT_ECP5 = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=30,sticky,anchor=exact",
+                  mul_dsp="ecp5", fifo_ram="ecp5")
+
+
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
 #: narrower than the rounded fp32 sum it restarts from (its low bits truncated).
 GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2,sticky")
@@ -145,9 +153,10 @@ GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w
 GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="column:w=18,g=2,anchor=bound")
 
 
-@pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, pytest.param(GROUPED, marks=pytest.mark.thorough),
+@pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, EXACT, EXACT_ECP5,
+                                    pytest.param(GROUPED, marks=pytest.mark.thorough),
                                     pytest.param(GROUPED_BOUND, marks=pytest.mark.thorough)],
-                         ids=["running", "bound", "bound-ecp5", "points", "points-bound"])
+                         ids=["running", "bound", "bound-ecp5", "exact", "exact-ecp5", "points", "points-bound"])
 def test_column_accumulator_stream_matches_golden(params):
     report = check(MxuModel(params), 3000, seed=9, swap_rate=0.15, **HANDSHAKES)
     assert report["transfers"] == report["golden_rows"] == 3000
@@ -163,6 +172,11 @@ def test_column_accumulator_stream_matches_golden(params):
     # The bound anchor one binade low (its offset -126 as -127, in every column): a product
     # whose significand product is >= 2 at the row's and column's largest exponents exceeds it.
     pytest.param("anchor", r"- 7'h7e;", "- 7'h7f;", marks=pytest.mark.thorough),
+    # The exact anchor one binade low, likewise (the exponent array's offset).
+    ("exact-anchor", r"- 7'h7e;", "- 7'h7f;"),
+    # The exponent array reads the other weight buffer than the row's (a tile's exponents
+    # one swap late).
+    ("exact-buffer", r"(ex\d+_\d+(?:_\d+)?_sel) \? ", r"~\1 ? "),
 ])
 def test_column_accumulator_mutant_is_caught(mutant, pattern, replacement):
     import re
@@ -170,30 +184,33 @@ def test_column_accumulator_mutant_is_caught(mutant, pattern, replacement):
     def planted(text):
         changed, count = re.subn(pattern, replacement, text)
         # The anchor's constant once per column, the carry register once; the shift bit at every use.
-        assert count == {"anchor": BOUND["cols"], "truncation": 1}[mutant] if mutant != "alignment" else count > 0, \
-            (mutant, count)
+        expected = {"anchor": BOUND["cols"], "exact-anchor": EXACT["cols"], "truncation": 1}
+        assert count == expected[mutant] if mutant in expected else count > 0, (mutant, count)
         return changed
 
-    params = BOUND if mutant == "anchor" else COLUMN
+    params = {"anchor": BOUND, "exact-anchor": EXACT, "exact-buffer": EXACT}.get(mutant, COLUMN)
     report = check(MxuModel(params, verilog=planted), 1000, seed=10, **HANDSHAKES)
     assert report["mismatches"] > 0 or not report["flags_match"], mutant
 
 
-def test_column_accumulator_every_fp8_pair_on_a_two_row_column():
+@pytest.mark.parametrize("accumulator, tiles", [("column:w=8", 64), ("column:w=8,anchor=exact", 16)],
+                         ids=["running", "exact"])
+def test_column_accumulator_every_fp8_pair_on_a_two_row_column(accumulator, tiles):
     """fp8 E4M3 inputs on a 2x1 array with an 8-bit window: every (x0, x1) pair (65,536
-    rows) against each of 64 weight tiles (w0 over 64 values spread over the whole
+    rows) against each of ``tiles`` weight tiles (w0 over values spread over the whole
     encoding space, w1 every fourth encoding rotated), compared with golden.column: 4.2
-    million rows, every input class meeting every other in both positions."""
+    million rows with the running anchor (1 million with the exact one), every input class
+    meeting every other in both positions."""
     from golden.mxu import stream
 
-    model = MxuModel(dict(rows=2, cols=1, in_fmt="fp8_e4m3", accumulator="column:w=8"))
+    model = MxuModel(dict(rows=2, cols=1, in_fmt="fp8_e4m3", accumulator=accumulator))
     codes = np.arange(256, dtype=np.uint64)
     xs = np.stack([np.repeat(codes, 256), np.tile(codes, 256)], axis=1)
-    for t in range(64):
+    for t in range(0, 64, 64 // tiles):
         w = np.array([[4 * t + 1], [(4 * t + 131) % 256]], np.uint64)
         swaps = np.zeros(len(xs), bool)
         out = model.run(xs, [w], swaps, x_bubbles=0, w_bubbles=0, y_stalls=0)
-        want = stream(xs, [w], swaps, in_fmt="fp8_e4m3", accumulator="column:w=8")
+        want = stream(xs, [w], swaps, in_fmt="fp8_e4m3", accumulator=accumulator)
         assert np.array_equal(out["y"], want.y), f"tile {t}: {np.flatnonzero((out['y'] != want.y).any(axis=1))[:5]}"
         assert out["flags"] == int(np.bitwise_or.reduce(want.row_flags[:, 0])), f"tile {t}"
 

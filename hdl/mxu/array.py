@@ -86,7 +86,7 @@ class MXU(MXUPlan, wiring.Component):
                 elif above is None:
                     column.start(m, pe)
                 x, sel = pe.x_out, pe.sel_out
-        column.connect(m, x_row, pes, tile, self._normalisation_point)
+        column.connect(m, x_row, x_sel, pes, tile, self._normalisation_point)
         # De-skew: column j waits cols - 1 - j cycles (after its edge, if any).
         psums, col_flags = [], []
         for j in range(n_cols):

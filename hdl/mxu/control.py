@@ -93,7 +93,7 @@ def controller(mxu, m: Module, w_in, x_in, take, free_next):
     w_row = _converted(mxu, m, w_in.payload, "w")
     x_row = _converted(mxu, m, x_in.payload.data, "x")
     w_writes = _weight_writes(mxu, m, w_in.valid & wload_open, load_row, ~active, w_row)
-    tile = mxu.column.tile_state(m, w_writes[0], w_row)
+    tile = mxu.column.tile_state(m, w_writes, w_row)
     mxu.internals.w_writes = w_writes
     x_sel = Signal()      # the buffer the accepted row multiplies with
     m.d.comb += x_sel.eq(active ^ swap)

@@ -10,15 +10,16 @@ from golden.column import ColumnAccumulator, accumulator_param, spelling
 from .base import Accumulation, Column
 from .bound import BoundAnchor
 from .bound_adder import BoundWindowAdder, LateBoundWindowAdder
+from .exact import ExactAnchor
 from .running import RunningAnchor
 from .sequential import Sequential
 from .window_adder import TERMS, RunningWindowAdder, WindowAdder
 
-__all__ = ["Accumulation", "Column", "Sequential", "RunningAnchor", "BoundAnchor", "resolve_accumulation",
+__all__ = ["Accumulation", "Column", "Sequential", "RunningAnchor", "BoundAnchor", "ExactAnchor", "resolve_accumulation",
            "window_adder_for", "COLUMN_SPELLING", "WINDOW_SUMS"]
 
 #: The window sums the hardware builds, by golden.column's anchor.
-WINDOW_SUMS = {"running": RunningAnchor, "bound": BoundAnchor}
+WINDOW_SUMS = {"running": RunningAnchor, "bound": BoundAnchor, "exact": ExactAnchor}
 #: The column accumulator's spelling with the anchors the hardware builds.
 COLUMN_SPELLING = spelling(tuple(WINDOW_SUMS))
 

@@ -116,17 +116,19 @@ class Column:
         name -> component factory (``MXU`` method name)."""
         return {}
 
-    def tile_state(self, m: Module, first_writes, w_row):
-        """What the column keeps of each weight tile as it loads (``None``: nothing)."""
+    def tile_state(self, m: Module, w_writes, w_row):
+        """What the column keeps of each weight tile as it loads (``w_writes[k][j]``: the
+        weight writes at element ``(k, j)``; ``None``: nothing)."""
         return None
 
     def start(self, m: Module, pe) -> None:
         """The partial sum into the column's top element while the array is built: ``+0``."""
         m.d.comb += pe.psum_in.eq(0)
 
-    def connect(self, m: Module, x_row, pes, tile, place_point) -> None:
-        """Whatever joins the columns once every element is placed (``place_point(m, k,
-        j)``: a normalisation point placed above row ``k`` of column ``j``)."""
+    def connect(self, m: Module, x_row, x_sel, pes, tile, place_point) -> None:
+        """Whatever joins the columns once every element is placed (``x_row``, ``x_sel``: the
+        accepted row and its buffer, before the entry register; ``place_point(m, k, j)``: a
+        normalisation point placed above row ``k`` of column ``j``)."""
 
     def finish(self, m: Module, out, flags, j: int, rounder):
         """Column ``j``'s sum and flags as they leave its last element, through the edge

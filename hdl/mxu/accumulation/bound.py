@@ -91,12 +91,12 @@ class BoundColumn(WindowColumn):
     def start(self, m, pe):
         """Nothing: the top window comes from the anchor (``join_top``)."""
 
-    def tile_state(self, m, first_writes, w_row):
+    def tile_state(self, m, w_writes, w_row):
         """Per weight buffer and column, the largest exponent field of the tile's column
         (``_exponent_field``), kept while the tile is loaded into the shadow buffer:
         ``bounds[buf][j]``.
 
-        Each column's maximum follows its first weight-write register (``first_writes[j]``,
+        Each column's maximum follows its first weight-write register (``w_writes[0][j]``,
         the row's write a cycle after it is accepted) with the row's exponent field
         registered beside it, so the compare starts at flip-flops by the column rather than
         at the ``w`` port, whose route to each column leaves no room for a compare in the
@@ -107,7 +107,7 @@ class BoundColumn(WindowColumn):
         # (column_anchors); synthesis drops the constant bits.
         width = _bound_shape(self).width - 1
         bounds = [[Signal(width, name=f"tile_bound{b}_{j}") for j in range(self.cols)] for b in (0, 1)]
-        for j, (write, value) in enumerate(zip(first_writes, w_row)):
+        for j, (write, value) in enumerate(zip(w_writes[0], w_row)):
             e = Signal(width, name=f"w_exp{j}")
             m.d.sync += e.eq(_exponent_field(self.in_fmt, value))
             for b in (0, 1):
@@ -115,7 +115,7 @@ class BoundColumn(WindowColumn):
                     m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
         return bounds
 
-    def tops(self, m, x_row, pes, tile_bounds):
+    def tops(self, m, x_row, x_sel, pes, tile_bounds):
         """With a bound anchor, each column's window at the top of the array: ``exp`` is
         the anchor of golden.column's ``bound``: the row's largest exponent field plus the
         tile column's (``tile_bounds``, read when the row reaches the column, as its weights

@@ -118,7 +118,7 @@ class WindowColumn(Column):
         return NormalisationPoint(**self._window_args(), round_stages=self.round_stages,
                                   add_stages=self.point_latency - self.round_stages - 1)
 
-    def tops(self, m: Module, x_row, pes, tile) -> list:
+    def tops(self, m: Module, x_row, x_sel, pes, tile) -> list:
         """Each column's first window, where the column makes one (``None``: the top element's
         ``start``)."""
         return [None] * self.cols
@@ -126,8 +126,8 @@ class WindowColumn(Column):
     def join_top(self, m: Module, column, top) -> None:
         """A column's first window (``tops``) into its elements."""
 
-    def connect(self, m, x_row, pes, tile, place_point):
-        for j, top in enumerate(self.tops(m, x_row, pes, tile)):
+    def connect(self, m, x_row, x_sel, pes, tile, place_point):
+        for j, top in enumerate(self.tops(m, x_row, x_sel, pes, tile)):
             column = [pes[k][j] for k in range(self.rows)]
             self.join_top(m, column, top)
             self._points(m, column, top, j, place_point)
