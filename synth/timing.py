@@ -49,6 +49,7 @@ UNITS = {
     **{f"colround_w{w}": (f"column rounder, W={w}", None) for w in (24, 26, 28)},
     **{f"pe_colw{w}b_regdsp": (f"MXU PE, column accumulator, W={w}, bound anchor, MULT18X18D registers", None)
        for w in (26, 28)},
+    "pe_colw30sx_regdsp": ("MXU PE, column accumulator, W=30, sticky, exact anchor, MULT18X18D registers", None),
 }
 #: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).
 COLUMN_TERMS = 16
@@ -70,7 +71,8 @@ PLAN = {
              ("pe_colw26b", (4, 4)), ("pe_colw28b", (4, 4)), ("pe_colw24b", (4, 4)), ("pe_colw30b", (4, 4)),
              ("pe_colw28b", (4, 3)), ("pe_colw28b", (4, 2)), ("pe_colw26b", (5, 4)), ("pe_colw26b", (6, 4)),
              ("pe_colw26b", (7, 4)), ("pe_colw28b", (6, 4)), ("pe_colw26b", (3, 3)), ("pe_colw26b", (4, 2)),
-             ("pe_colw26b_regdsp", (4, 4)), ("pe_colw26b_regdsp", (4, 3)), ("pe_colw28b_regdsp", (4, 4))],
+             ("pe_colw26b_regdsp", (4, 4)), ("pe_colw26b_regdsp", (4, 3)), ("pe_colw28b_regdsp", (4, 4)),
+             ("pe_colw30sx_regdsp", (5, 5))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }
@@ -100,8 +102,9 @@ def component(kind: str, stages, *, plan: bool = False):
     if kind.startswith(("pe_colw", "colround_w")):
         from golden.column import ColumnAccumulator
         from hdl.mxu.accumulation.window_rounder import WindowRounder
-        width, bound, dsp = re.fullmatch(r".*w(\d+)(b?)(_regdsp)?", kind).groups()
-        window = ColumnAccumulator(window=int(width), anchor="bound" if bound else "running")
+        width, sticky, anchor, dsp = re.fullmatch(r".*w(\d+)(s?)([bx]?)(_regdsp)?", kind).groups()
+        window = ColumnAccumulator(window=int(width), sticky=bool(sticky),
+                                   anchor={"b": "bound", "x": "exact", "": "running"}[anchor])
         if kind.startswith("colround"):
             rounder = WindowRounder.plan if plan else WindowRounder
             return (rounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),

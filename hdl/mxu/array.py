@@ -101,9 +101,7 @@ class MXU(MXUPlan, wiring.Component):
 
     def processing_element(self) -> ProcessingElement:
         """One of the array's (identical) processing elements, unelaborated."""
-        return ProcessingElement(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                 add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulation,
-                                 terms=self.rows, mul_dsp=self.mul_dsp)
+        return ProcessingElement(**self._element_params())
 
     def shared_parts(self) -> dict:
         """The parts a build converts once as Verilog modules of their own: name -> (the

@@ -44,9 +44,7 @@ class MXUPlan:
             for f in fields(config):
                 setattr(self, f.name, getattr(config, f.name))
         self.out_fmt, self.acc_addr_width = function.out_fmt, function.acc_addr_width
-        self._element = ElementPlan(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, mul_stages=self.mul_stages,
-                                    add_stages=self.add_stages, fused=self.fused_pe, accumulator=self.accumulation,
-                                    terms=self.rows, mul_dsp=self.mul_dsp)
+        self._element = ElementPlan(**self._element_params())
         self.column = self.accumulation.column(in_fmt=self.in_fmt, acc_fmt=self.acc_fmt, rows=self.rows,
                                                cols=self.cols, mul_stages=self.mul_stages, element=self._element)
         for name in ("point_rows", "point_latency", "round_stages", "result_register", "anchor_wait"):
@@ -55,6 +53,12 @@ class MXUPlan:
             raise ValueError(f"fifo_ram='ecp5' holds at most {FIFO_ECP5_DEPTH} rows (one DP16KD's 36-bit rows), "
                              f"and this array needs fifo_depth {self.fifo_depth} (latency {self.latency}): "
                              "use fifo_ram block or lut, or fewer rows or stages")
+
+    def _element_params(self) -> dict:
+        """The processing elements' parameters (``ProcessingElement``'s and its plan's)."""
+        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "mul_stages": self.mul_stages,
+                "add_stages": self.add_stages, "fused": self.fused_pe, "accumulator": self.accumulation,
+                "terms": self.rows, "mul_dsp": self.mul_dsp}
 
     @property
     def accumulator(self):
