@@ -7,27 +7,14 @@ from __future__ import annotations
 from amaranth.hdl import Const, Mux, Signal, signed
 from amaranth.lib.wiring import In, Out
 
-from golden.formats import FloatFormat
 
-from ...float import FloatLayout
 from ...pipeline import delayed, select
 from ...rounder import signed_width
 from .bound_adder import BoundWindowAdder, LateBoundWindowAdder
+from .window import exponent_field
 from .windowed import WindowAccumulation, WindowColumn
 
 __all__ = ["BoundAnchor", "BoundColumn"]
-
-
-def _exponent_field(fmt: FloatFormat, value):
-    """``value``'s exponent field if it is finite and nonzero (after DAZ), else 0."""
-    u = FloatLayout(fmt)(value)
-    # A zero's or subnormal's field is 0 already, so only the non-finite are cleared, by
-    # the exponent field alone where it can: the mantissa stays off the row maximum's first
-    # compare, which starts at the ``x`` port, so that its cycle holds the compare and
-    # little else. The clearing keeps the anchor golden.column's, but no output shows it:
-    # every product of an infinity or NaN is one, so the sums that anchor serves are
-    # special whatever it is.
-    return u.exponent & (~u.is_inf_or_nan).replicate(fmt.exp_bits)
 
 
 def _anchor_offset(column) -> int:
@@ -93,7 +80,7 @@ class BoundColumn(WindowColumn):
 
     def tile_state(self, m, w_writes, w_row):
         """Per weight buffer and column, the largest exponent field of the tile's column
-        (``_exponent_field``), kept while the tile is loaded into the shadow buffer:
+        (``exponent_field``), kept while the tile is loaded into the shadow buffer:
         ``bounds[buf][j]``.
 
         Each column's maximum follows its first weight-write register (``w_writes[0][j]``,
@@ -109,7 +96,7 @@ class BoundColumn(WindowColumn):
         bounds = [[Signal(width, name=f"tile_bound{b}_{j}") for j in range(self.cols)] for b in (0, 1)]
         for j, (write, value) in enumerate(zip(w_writes[0], w_row)):
             e = Signal(width, name=f"w_exp{j}")
-            m.d.sync += e.eq(_exponent_field(self.in_fmt, value))
+            m.d.sync += e.eq(exponent_field(self.in_fmt, value))
             for b in (0, 1):
                 with m.If(write.we & (write.buf == b)):     # buffer b is the shadow
                     m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
@@ -133,7 +120,7 @@ class BoundColumn(WindowColumn):
         the root. Returns one psum input per column."""
         fi, fa = self.in_fmt, self.acc_fmt
         level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
-        m.d.comb += [e.eq(_exponent_field(fi, x)) for e, x in zip(level, x_row)]
+        m.d.comb += [e.eq(exponent_field(fi, x)) for e, x in zip(level, x_row)]
         anchored = max(self.mul_stages, 1) - 1      # cycles after x enters to the anchor's add
         for d in range(1, self.row_max_levels + 1):
             level = [Mux(a > b, a, b) for a, b in zip(level[0::2], level[1::2])] + level[len(level) & ~1:]

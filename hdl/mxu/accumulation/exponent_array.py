@@ -9,17 +9,10 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import FloatFormat
 
-from ...float import FloatLayout
 from ...rounder import signed_width
+from .window import exponent_field
 
-__all__ = ["ExponentArray", "exponent_field", "write_layout"]
-
-
-def exponent_field(fmt: FloatFormat, value):
-    """``value``'s exponent field if it is finite and nonzero (after DAZ), else 0: a zero's or
-    subnormal's field is 0 already, so only the non-finite are cleared."""
-    u = FloatLayout(fmt)(value)
-    return u.exponent & (~u.is_inf_or_nan).replicate(fmt.exp_bits)
+__all__ = ["ExponentArray", "write_layout"]
 
 
 def write_layout(in_fmt: FloatFormat) -> data.StructLayout:

@@ -9,9 +9,10 @@ from amaranth.lib import data
 from golden.column import MAX_TERMS, ColumnAccumulator, headroom
 from golden.formats import FloatFormat
 
+from ...float import FloatLayout
 from ...params import check_exact_products, format_param, int_param
 
-__all__ = ["window_layout", "check_window", "window_params"]
+__all__ = ["window_layout", "check_window", "window_params", "exponent_field"]
 
 
 def window_layout(acc_fmt: FloatFormat, acc: ColumnAccumulator, terms: int) -> data.StructLayout:
@@ -41,3 +42,15 @@ def window_params(in_fmt, acc_fmt, accumulator, terms):
     accumulator = check_window(accumulator, in_fmt, acc_fmt)
     terms = int_param("terms", terms, 1, MAX_TERMS)
     return in_fmt, acc_fmt, accumulator, terms, window_layout(acc_fmt, accumulator, terms)
+
+
+def exponent_field(fmt: FloatFormat, value):
+    """``value``'s exponent field if it is finite and nonzero (after DAZ), else 0: what the
+    fixed anchors (bound, exact) are made of."""
+    u = FloatLayout(fmt)(value)
+    # A zero's or subnormal's field is 0 already, so only the non-finite are cleared, by
+    # the exponent field alone where it can: the mantissa stays off the compares that
+    # follow. The clearing keeps the anchor golden.column's, but no output shows it: every
+    # product of an infinity or NaN is one, so the sums that anchor serves are special
+    # whatever it is.
+    return u.exponent & (~u.is_inf_or_nan).replicate(fmt.exp_bits)
