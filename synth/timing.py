@@ -72,7 +72,7 @@ PLAN = {
              ("pe_colw28b", (4, 3)), ("pe_colw28b", (4, 2)), ("pe_colw26b", (5, 4)), ("pe_colw26b", (6, 4)),
              ("pe_colw26b", (7, 4)), ("pe_colw28b", (6, 4)), ("pe_colw26b", (3, 3)), ("pe_colw26b", (4, 2)),
              ("pe_colw26b_regdsp", (4, 4)), ("pe_colw26b_regdsp", (4, 3)), ("pe_colw28b_regdsp", (4, 4)),
-             ("pe_colw30sx_regdsp", (5, 5))],
+             ("pe_colw30sx_regdsp", (5, 5)), ("pe_colw30sx_regdsp", (5, 3)), ("pe_colw30sx_regdsp", (4, 3))],
     "ice40": [("bare", 0), ("bare_dsp", 0), ("pe", (4, 7)), ("pe_dsp", (4, 7)), ("pe", (6, 9)), ("pe", (0, 0)),
               ("pe_dsp", (6, 9)), ("pe_dsp", (9, 12)), ("pe_dsp", (9, 21)), ("fabric_add", 0)],
 }

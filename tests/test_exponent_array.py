@@ -1,16 +1,17 @@
 """The exact anchor's ``ExponentArray`` alone against golden.column's ``exact_anchor``: random
 tiles and rows (zeros, subnormals, infinities and NaN among them), both weight buffers, in
-Amaranth's simulator; and a planted mutant (the zero test dropped) that fails."""
+Amaranth's simulator; and a planted mutant (infinities' and NaNs' fields counted) that
+fails."""
 
 import numpy as np
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
 from golden.column import exact_anchor
 from golden.formats import BF16, FP32, FP8_E4M3, parse_format
 from hdl.mxu.accumulation import exponent_array
-from hdl.mxu.accumulation.exponent_array import ExponentArray
+from hdl.mxu.accumulation.exponent_array import ExponentArray, weight_field
 
 SPECIALS = {BF16: [0x0000, 0x8000, 0x0001, 0x7F80, 0xFF80, 0x7FC0], FP8_E4M3: [0x00, 0x80, 0x01, 0x78, 0x7C]}
 
@@ -31,15 +32,15 @@ def run(in_fmt, acc_fmt, rows, cols, n_rows=40, seed=1):
     dut = ExponentArray(in_fmt=in_fmt, acc_fmt=acc_fmt, rows=rows, cols=cols)
     got = np.zeros((n_rows, cols), np.int64)
 
+    # The elements' weight registers, read through the elements' own weight_field.
+    m = Module()
+    for b, tile in enumerate(tiles):
+        for k in range(rows):
+            for j in range(cols):
+                weight = Signal(in_fmt.width, init=int(tile[k, j]), name=f"w{b}_{k}_{j}")
+                m.d.comb += dut.weights[k * cols + j][b].eq(weight_field(in_fmt, weight))
+
     async def bench(ctx):
-        for b, tile in enumerate(tiles):                       # one cycle per tile: every cell at once
-            for k in range(rows):
-                for j in range(cols):
-                    cell = dut.writes[k * cols + j]
-                    ctx.set(cell.we, 1), ctx.set(cell.buf, b), ctx.set(cell.data, int(tile[k, j]))
-            await ctx.tick()
-        for k in range(rows * cols):
-            ctx.set(dut.writes[k].we, 0)
         for t in range(n_rows + dut.latency + cols):
             if t < n_rows:
                 ctx.set(dut.sel, int(sels[t]))
@@ -51,7 +52,6 @@ def run(in_fmt, acc_fmt, rows, cols, n_rows=40, seed=1):
                     got[row, j] = ctx.get(dut.anchors[j])
             await ctx.tick()
 
-    m = Module()
     m.submodules.dut = dut
     sim = Simulator(m)
     sim.add_clock(1e-6)
@@ -69,8 +69,8 @@ def test_exponent_array_is_golden_exact_anchor(in_fmt, acc_fmt, rows, cols):
 
 
 def test_a_planted_mutant_fails(monkeypatch):
-    """Exponent fields that keep infinities' and NaNs' (not cleared): a special operand's
-    sum then wins the maximum."""
-    monkeypatch.setattr(exponent_array, "exponent_field", lambda fmt, value: value[fmt.man_bits:-1])
+    """Weight fields that count infinities' and NaNs' (not cleared): a special operand's sum
+    then wins the maximum."""
+    monkeypatch.setattr(exponent_array, "finite_nonzero_field", lambda fmt, field: field != 0)
     got, want = run(BF16, FP32, 4, 3)
     assert not np.array_equal(got, want)

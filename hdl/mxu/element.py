@@ -126,7 +126,7 @@ class ProcessingElement(ElementPlan, wiring.Component):
             "x_in": In(w), "sel_in": In(1), "psum_in": In(psum),
             "w_we": In(1), "w_buf": In(1), "w_data": In(w),
             "flags_in": In(5), "x_out": Out(w), "sel_out": Out(1), "psum_out": Out(psum),
-            "flags_out": Out(5), **self.accumulation.element_ports(self.acc_fmt),
+            "flags_out": Out(5), **self.accumulation.element_ports(self.in_fmt, self.acc_fmt),
         })
 
     def _build_units(self):

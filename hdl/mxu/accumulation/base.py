@@ -60,13 +60,14 @@ class Accumulation:
         its plan): 0, they come together."""
         return 0
 
-    def element_ports(self, acc_fmt) -> dict:
+    def element_ports(self, in_fmt, acc_fmt) -> dict:
         """The processing element's ports beyond the common ones (name -> ``In``/``Out``)."""
         return {}
 
     def element_outputs(self, m: Module, pe) -> dict:
-        """Drive the element's own ports' inputs; returns its own outputs (name -> value
-        before the element's output register)."""
+        """Drive the element's own ports: its inputs into its logic, and any output read
+        straight from its registers (``pe.weights``); returns the outputs that pass the
+        element's output register (name -> value before it)."""
         return {}
 
     def column(self, **array) -> "Column":

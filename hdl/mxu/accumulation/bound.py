@@ -42,7 +42,7 @@ class BoundAnchor(WindowAccumulation):
     def adder_class(self) -> type:
         return LateBoundWindowAdder if self.late_sum else BoundWindowAdder
 
-    def element_ports(self, acc_fmt):
+    def element_ports(self, in_fmt, acc_fmt):
         if not self.late_sum:
             return {}
         return {"anchor_in": In(acc_fmt.exp_bits), "anchor_out": Out(acc_fmt.exp_bits)}

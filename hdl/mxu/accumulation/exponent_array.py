@@ -9,15 +9,37 @@ from amaranth.lib.wiring import In, Out
 
 from golden.formats import FloatFormat
 
+from ...float import FloatLayout
 from ...rounder import signed_width
 from .window import exponent_field
 
-__all__ = ["ExponentArray", "write_layout"]
+__all__ = ["ExponentArray", "exponent_array_latency", "finite_nonzero_field", "weight_field",
+           "weight_fields_layout"]
 
 
-def write_layout(in_fmt: FloatFormat) -> data.StructLayout:
-    """One weight write at a cell: enable (this cell's row of the tile), buffer, value."""
-    return data.StructLayout({"we": 1, "buf": 1, "data": in_fmt.width})
+def weight_fields_layout(in_fmt: FloatFormat) -> data.ArrayLayout:
+    """One element's two weight buffers' fields (``weight_field``)."""
+    return data.ArrayLayout(unsigned(in_fmt.exp_bits), 2)
+
+
+def weight_field(fmt: FloatFormat, value):
+    """What an element hands the exponent array of a weight ``value``: its exponent field as
+    stored where the field alone tells infinities and NaN (all ones; the array's cell
+    clears them, ``finite_nonzero_field``), else (a finite format, whose NaN needs the
+    mantissa) ``exponent_field``, cleared in the element."""
+    return exponent_field(fmt, value) if fmt.finite else FloatLayout(fmt)(value).exponent
+
+
+def finite_nonzero_field(fmt: FloatFormat, field):
+    """Whether a ``weight_field`` is a finite nonzero value's (subnormals have field 0 and
+    count as zero, DAZ)."""
+    nonzero = field != 0
+    return nonzero if fmt.finite else nonzero & (field != fmt.exp_max_field)
+
+
+def exponent_array_latency(rows: int) -> int:
+    """``ExponentArray``'s latency for ``rows`` rows (a plan fact, without the array)."""
+    return rows + 2
 
 
 class ExponentArray(wiring.Component):
@@ -26,11 +48,12 @@ class ExponentArray(wiring.Component):
     are finite and nonzero, minus twice the input bias, plus one (two significands multiply
     to [1, 4)) and ``acc_fmt``'s bias, clipped to ``0..2**exp_bits - 2``; 0 if no pair is.
 
-    A cell per element: it keeps its weight's exponent field in two buffers (written as the
-    element's weight is, by ``writes``), adds the row's field to the one ``sel`` picks, and
-    passes the larger of that sum and the cell above's down; the row's fields move right a
-    cell per cycle, the maxima down a row per cycle, so every path is one add or one compare.
-    A sum of two nonzero fields is at least 2, so 0 stands for "no pair".
+    A cell per element, without storage of its own: it reads its element's two weight
+    fields (``weights``), adds the row's field to the one ``sel`` picks and keeps the larger
+    of that sum and the cell above's, in one register (an add and a compare, both 9 bits:
+    shorter than the element's paths). The row's fields move right a cell per cycle, the
+    maxima down a row per cycle. A pair that does not count leaves the maximum as it is; a
+    sum of two nonzero fields is at least 2, so 0 stands for "no pair".
 
     Parameters (keyword-only)
     -------------------------
@@ -40,38 +63,33 @@ class ExponentArray(wiring.Component):
         The MXU's.
 
     Ports: in ``x`` (the accepted row, ``rows`` values), ``sel`` (its weight buffer),
-    ``writes`` (``rows x cols`` of ``write_layout``, row-major); out ``anchors``: column
-    ``j``'s anchor ``latency + j`` cycles after its row.
+    ``weights`` (``rows x cols`` of ``weight_fields_layout``, row-major: the elements'
+    weight registers' fields); out ``anchors``: column ``j``'s anchor ``latency + j`` cycles
+    after its row. A weight must be in its element before the first row that selects its
+    buffer enters here (the MXU's swap waits for the load; rows enter here first).
     """
 
     def __init__(self, *, in_fmt: FloatFormat, acc_fmt: FloatFormat, rows: int, cols: int):
         self.in_fmt, self.acc_fmt, self.rows, self.cols = in_fmt, acc_fmt, rows, cols
         super().__init__({
             "x": In(data.ArrayLayout(unsigned(in_fmt.width), rows)), "sel": In(1),
-            "writes": In(data.ArrayLayout(write_layout(in_fmt), rows * cols)),
+            "weights": In(data.ArrayLayout(weight_fields_layout(in_fmt), rows * cols)),
             "anchors": Out(data.ArrayLayout(unsigned(acc_fmt.exp_bits), cols)),
         })
 
     @property
     def latency(self) -> int:
         """Cycles from a row to column 0's anchor: the row's fields registered, a cycle per
-        row down the array, the last cell's compare and the anchor's register."""
-        return self.rows + 3
+        row down the array, and the anchor's register."""
+        return exponent_array_latency(self.rows)
 
     def elaborate(self, platform):
         m = Module()
         fi, e = self.in_fmt, self.in_fmt.exp_bits
-        ew = [[[Signal(e, name=f"ew{b}_{k}_{j}") for j in range(self.cols)] for k in range(self.rows)]
-              for b in (0, 1)]
-        for k in range(self.rows):
-            for j in range(self.cols):
-                write = self.writes[k * self.cols + j]
-                for b in (0, 1):
-                    with m.If(write.we & (write.buf == b)):
-                        m.d.sync += ew[b][k][j].eq(exponent_field(fi, write.data))
         maxima = [Const(0, e + 1)] * self.cols
         for k in range(self.rows):
-            # Row k's field waits k cycles (the maxima's row-by-row descent), then moves right.
+            # Row k's field (cleared unless finite and nonzero) waits k cycles, the maxima's
+            # row-by-row descent, then moves right.
             ex, sel = Signal(e, name=f"ex{k}_0"), Signal(name=f"ex{k}_0_sel")
             m.d.sync += [ex.eq(exponent_field(fi, self.x[k])), sel.eq(self.sel)]
             for d in range(k):
@@ -79,11 +97,13 @@ class ExponentArray(wiring.Component):
                 m.d.sync += [ex_r.eq(ex), sel_r.eq(sel)]
                 ex, sel = ex_r, sel_r
             for j in range(self.cols):
-                weight = Mux(sel, ew[1][k][j], ew[0][k][j])
+                fields = self.weights[k * self.cols + j]
+                weight = Mux(sel, fields[1], fields[0])
                 total = Signal(e + 1, name=f"sum{k}_{j}")
-                m.d.sync += total.eq(Mux((ex == 0) | (weight == 0), 0, ex + weight))
+                m.d.comb += total.eq(ex + weight)
+                counts = (ex != 0) & finite_nonzero_field(fi, weight)
                 largest = Signal(e + 1, name=f"max{k}_{j}")
-                m.d.sync += largest.eq(Mux(total > maxima[j], total, maxima[j]))
+                m.d.sync += largest.eq(Mux(counts & (total > maxima[j]), total, maxima[j]))
                 maxima[j] = largest
                 if j + 1 < self.cols:
                     ex_r, sel_r = Signal(e, name=f"ex{k}_{j + 1}"), Signal(name=f"ex{k}_{j + 1}_sel")
