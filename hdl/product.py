@@ -84,27 +84,30 @@ class ExactProduct(ExactProductPlan, FPMultiplier):
         result register, only selects: compares after the add, in series with it, would
         make that stage one of the element's slowest paths."""
         fi, fo = self.in_fmt, self.out_fmt
-        low, high = fo.emin + 2 * fi.bias, fo.emax + 2 * fi.bias     # exp_sum + top's range
         biased = Signal(fo.exp_bits)                                  # truncated out of range
         m.d.comb += biased.eq(exp_sum - 2 * fi.bias + fo.bias + top)
+        return {"biased": biased, **self._range(exp_sum, top)}
+
+    def _range(self, exp_sum, top) -> dict:
+        """``tiny`` and ``huge``: the product (exponent ``exp_sum - 2 * bias + top``) below or
+        above ``acc_fmt``'s normal range, each bound compared with ``exp_sum`` for both
+        values of ``top``."""
+        fi, fo = self.in_fmt, self.out_fmt
+        low, high = fo.emin + 2 * fi.bias, fo.emax + 2 * fi.bias     # exp_sum + top's range
         # A bound outside the sum's range is a constant answer, not a compare with a
         # constant wider than the sum (fp8 products never overflow fp32).
         largest = (1 << len(exp_sum)) - 1
         below = lambda c: Const(c > largest) if c <= 0 or c > largest else exp_sum < c
         above = lambda c: Const(c < 0) if c < 0 or c >= largest else exp_sum > c
-        return {"biased": biased, "tiny": select(top, below(low - 1), below(low)),
-                "huge": select(top, above(high - 1), above(high))}
+        return {"tiny": select(top, below(low - 1), below(low)), "huge": select(top, above(high - 1), above(high))}
 
     def elaborate(self, platform):
         m = Module()
         fo, width = self.out_fmt, 2 * self.in_fmt.precision
         v = self._normalised(m)
-        nan, any_inf = v["nan"], v["any_inf"]
-        # The rounder's order (hdl/rounder.py): NaN, then the operands' inf or zero, then range.
-        ordinary = ~nan & ~v["special"]
-        tiny, huge = ordinary & v["tiny"], ordinary & v["huge"]
+        c = self._classes(v)
+        nan, zero, inf = c["nan"], c["zero"], c["inf"]
         result = Signal(self._result_shape())
-        zero, inf = ~nan & (v["special"] & ~any_inf | tiny), ~nan & (any_inf | huge)
         # The fields of a zero, an infinity or a NaN are those of its encoding (the canonical
         # NaN's), as the generic multiplier's result has them: the adder's datapath then
         # sees the same values as the generic one's, which makes the two provably equal
@@ -116,8 +119,22 @@ class ExactProduct(ExactProductPlan, FPMultiplier):
             result.exponent.eq(select(nan | inf, fo.exp_max_field, select(zero, 0, v["biased"]))),
             result.sign.eq(~nan & v["sign"]), result.nan.eq(nan), result.zero.eq(zero), result.inf.eq(inf),
         ]
-        flags = Cat(tiny | huge, tiny, huge, Const(0, 1), nan & v["invalid"])   # Flags' bit order
-        assert Flags.INVALID == 1 << 4 and Flags.OVERFLOW == 1 << 2
-        out = self._stages.cut(m, "output", result=result, flags=flags, valid=v["valid"])
-        m.d.comb += [self.result.eq(out["result"]), self.flags.eq(out["flags"]), self.valid_out.eq(out["valid"])]
+        self._output(m, result, c["flags"], v["valid"])
         return m
+
+    @staticmethod
+    def _classes(v) -> dict:
+        """The product's class (``nan``, ``zero``, ``inf``) and ``flags`` from the
+        ``normalised`` cut point's values, in the rounder's order (hdl/rounder.py): NaN, then
+        the operands' inf or zero, then the range."""
+        nan, any_inf = v["nan"], v["any_inf"]
+        ordinary = ~nan & ~v["special"]
+        tiny, huge = ordinary & v["tiny"], ordinary & v["huge"]
+        assert Flags.INVALID == 1 << 4 and Flags.OVERFLOW == 1 << 2
+        return {"nan": nan, "zero": ~nan & (v["special"] & ~any_inf | tiny), "inf": ~nan & (any_inf | huge),
+                "flags": Cat(tiny | huge, tiny, huge, Const(0, 1), nan & v["invalid"])}   # Flags' bit order
+
+    def _output(self, m, result, flags, valid) -> None:
+        """The ``output`` cut point, to the ports."""
+        out = self._stages.cut(m, "output", result=result, flags=flags, valid=valid)
+        m.d.comb += [self.result.eq(out["result"]), self.flags.eq(out["flags"]), self.valid_out.eq(out["valid"])]

@@ -83,7 +83,7 @@ HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochas
                                       "mxu/accumulation/window_rounder")),
             "golden/formats.py", "golden/column.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
-           "ff", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
+           "ff", "lut_alone", "ff_alone", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
 
 
 def component(kind: str, stages, *, plan: bool = False):
@@ -139,6 +139,20 @@ def harness_ffs(unit, scramble: bool = False) -> int:
     return ins + scrambled + outs + tree + 2            # + the platform's 2-FF reset synchroniser
 
 
+def size_alone(arch: str, unit, name: str, work: Path) -> dict:
+    """On ECP5, ``lut_alone`` and ``ff_alone``: the design as ``synth_ecp5`` maps it on its
+    own, its ports as ports (``synth.flows``): no harness whose registers Yosys could merge
+    with the design's, nothing packed; a CCU2C counts as two LUTs, as in nextpnr's count.
+    Elsewhere nothing (the iCE40 rows' DSP flows differ from ``synth.flows``')."""
+    from amaranth.back import verilog
+
+    from .flows import run_flows
+    if arch != "ecp5":
+        return {}
+    figures = run_flows(verilog.convert(unit, name=name), name, ["ecp5_bits"], work)
+    return {"lut_alone": figures["ecp5_lut4"] + 2 * figures["ecp5_ccu2c"], "ff_alone": figures["ecp5_ff"]}
+
+
 @contextmanager
 def _locked(path):
     if path is None:
@@ -168,6 +182,7 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
         return json.loads(path.read_text())
     start = time.perf_counter()
     work = cache / "work" / f"{arch}_{kind}_{name}{'_' + tag[:-1] if tag else ''}"
+    alone = size_alone(arch, *component(kind, stages), work / "alone")
     unit, _ = component(kind, stages)
     with _locked(lock):
         figures = place_and_route(unit, arch, work, synth_opts="-dsp" if kind.endswith("_dsp") else "",
@@ -183,7 +198,8 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
     result = {"arch": arch, "kind": kind, "label": UNITS[kind][0], "module": name,
               "stages": list(stages) if isinstance(stages, tuple) else stages,
               "latency": stages[0] + stages[1] + 1 if kind.startswith("pe") else getattr(unit, "latency", 0),
-              "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), "dsp": dsp,
+              "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), **alone,
+              "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
               "seed": seed, "tools": tool_versions(), "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -313,12 +329,13 @@ def write_seeds(runs: list[dict], path: Path) -> str:
 
 
 def markdown(rows) -> str:
-    out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | DSP |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | LUT alone | FF alone | DSP |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), r["latency"] or 0)):
         stages = "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list) else r["stages"]
         out.append(f"| {r['arch']} | {r['label']} | {stages} | {r['latency']} | {r['fmax_mhz']:.1f} | "
-                   f"{r['ratio_to_bare']} | {r.get('predicted_mhz', '-')} | {r['lut']} | {r['ff']} | {r['dsp']} |")
+                   f"{r['ratio_to_bare']} | {r.get('predicted_mhz', '-')} | {r['lut']} | {r['ff']} | "
+                   f"{r.get('lut_alone') or '-'} | {r.get('ff_alone') or '-'} | {r['dsp']} |")
     return "\n".join(out)
 
 
@@ -469,7 +486,8 @@ def main(argv=None) -> int:
                     continue
             rows.append(result)
             bar.write(f"{arch} {result['module']}: {result['fmax_mhz']:.1f} MHz, latency {result['latency']}, "
-                      f"LUT {result['lut']}, FF {result['ff']}, DSP {result['dsp']}")
+                      f"LUT {result['lut']}, FF {result['ff']} (alone: LUT {result.get('lut_alone', '-')}, "
+                      f"FF {result.get('ff_alone', '-')}), DSP {result['dsp']}")
             write_outputs(cached_rows(args.cache), args.docs, model)
     if not rows:
         raise ValueError("no results: " + ("nothing of the plan is cached" if args.cached_only else "every run failed"))

@@ -246,6 +246,32 @@ def test_normalisation_point_flags_reach_the_output(planted):
     assert (out["flags"] == golden_flags * 0b100001) == (planted is None), (hex(out["flags"]), golden_flags)
 
 
+def test_exact_anchor_at_the_top_of_the_range():
+    """Products in fp32's top binades, where the exact anchor (the largest exponent sum plus
+    one) is clipped to the largest finite field, 254: there a product below 2 at exponent
+    254 must land with its MSB at the window's top. The elements' products are not
+    normalised (``WindowProduct``: the MSB weighs 2, one bit above the window), so this is
+    the one place where that bit is the window's. Rows of bf16 values at exponents 250-254
+    by weights in [1, 2) at 2^-1 and 2^0, some products overflowing, against golden."""
+    from golden.mxu import stream
+
+    rng = np.random.default_rng(5)
+    rows, cols = EXACT["rows"], EXACT["cols"]
+    model = MxuModel(EXACT)
+    xs = ((rng.integers(250, 255, (60, rows)) << 7) | rng.integers(0, 128, (60, rows))
+          | (rng.integers(0, 2, (60, rows)) << 15)).astype(np.uint64)
+    xs[::3, 1:] = 0                                          # a product alone at 2^127: the clip's case
+    xs[::3, 0] = 0x7F00
+    w = ((rng.integers(126, 128, (rows, cols)) << 7) | rng.integers(0, 128, (rows, cols))).astype(np.uint64)
+    w[0] = 0x3F80                                            # 1.0: x * 1.0 keeps its exponent
+    swaps = np.zeros(len(xs), bool)
+    out = model.run(xs, [w], swaps, **HANDSHAKES)
+    want = stream(xs, [w], swaps, accumulator=EXACT["accumulator"])
+    assert np.any(want.y[::3, 0] == 0x7F000000)             # 2^127, exact: the clipped anchor's case
+    assert np.any((want.y & 0x7F800000) == 0x7F800000) and np.any((want.y >> 23 & 0xFF) >= 0xFC)
+    assert np.array_equal(out["y"], want.y), np.argwhere(out["y"] != want.y)[:5]
+
+
 def test_bound_anchor_after_a_point_is_the_tiles_not_the_moved_windows():
     """The bound anchor (1, for 1.5 x 1.5) moves to 2 at the first point (2.25 + 2.25 = 4.5);
     the second segment cancels to +0, so the third restarts at the bound, where its product's

@@ -10,17 +10,23 @@ from amaranth.lib.wiring import Out
 
 from ...pipeline import delayed
 from .bound import BoundAnchor, BoundColumn
+from .exact_adder import ExactWindowAdder
 from .exponent_array import ExponentArray, exponent_array_latency, weight_field, weight_fields_layout
+from .window_product import WindowProduct
 
 __all__ = ["ExactAnchor", "ExactColumn"]
 
 
 class ExactAnchor(BoundAnchor):
-    """The window sum with the exact anchor: the bound anchor's elements
-    (``LateBoundWindowAdder``), the anchor from an ``ExponentArray``, which reads each
-    element's weight fields (the element's ``w_fields``, straight from its weight
-    registers). Built without normalisation points (each segment would need an anchor of
-    its own)."""
+    """The window sum with the exact anchor: the bound anchor's late-sum element with a
+    product that is not normalised (``WindowProduct`` into ``ExactWindowAdder``: the anchor
+    is at least every product's exponent, so the adder's shift places either form), the
+    anchor from an ``ExponentArray``, which reads each element's weight fields (the
+    element's ``w_fields``, straight from its weight registers). Built without
+    normalisation points (each segment would need an anchor of its own)."""
+
+    product_class = WindowProduct
+    adder_class = ExactWindowAdder
 
     def check(self, in_fmt, acc_fmt, fused):
         super().check(in_fmt, acc_fmt, fused)

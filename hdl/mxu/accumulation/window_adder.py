@@ -45,6 +45,9 @@ class WindowAdderPlan(UnitPlan):
     term = "product"
     #: Whether the window joins at the add, after the term (``LateBoundWindowAdder``).
     late_sum = False
+    #: Bits of the term's frame (``_term_width``) above the window's top: zero once the
+    #: term is aligned (``ExactWindowAdder``'s product, whose MSB weighs 2).
+    _term_above = 0
 
     def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0, anchor_port=False):
         self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
@@ -149,9 +152,11 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
         """The lower half of the term's shift; bits of a term wider than the window that
         stay below it are truncated as the shift's are: ``(term, lost)``."""
         term, lost_p = shift_steps(v["term"], v["amount_p"], halves(p_bits)[1], sticky=v["lost_p"])
-        below = self._term_width - self.accumulator.window
+        below = self._term_width - self._term_above - self.accumulator.window
         if below:
             term, lost_p = term[below:], lost_p | term[:below].any()
+        if self._term_above:
+            term = term[:-self._term_above]
         return term, lost_p
 
     def _truncated(self, term, total, lost_p, lost_s, dropped, negative):

@@ -21,6 +21,9 @@ class WindowAccumulation(Accumulation):
     """A column's sum as a fixed-point window (``golden.column.ColumnAccumulator``
     ``window``), rounded at its normalisation points and once at the column's end."""
 
+    #: The element's multiplier's class (an ``ExactProduct``).
+    product_class = ExactProduct
+
     def __init__(self, window):
         self.window = window
 
@@ -51,7 +54,7 @@ class WindowAccumulation(Accumulation):
 
     def element_designs(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
         self.check(in_fmt, acc_fmt, fused)
-        return ((ExactProduct, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
+        return ((self.product_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
                 (self.adder_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "accumulator": self.window, "terms": terms,
                                     "stages": add_stages}))
 
