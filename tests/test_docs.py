@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -492,8 +493,12 @@ class Ran:
     changed: list[str]
 
 
-#: Seconds a command or check may take in the default run (a hung one fails, not the suite).
-QUICK_TIMEOUT = 300
+#: CPU seconds each process of a command or check may spend in the default run (a command
+#: in a loop fails, not the suite). CPU time, not wall time: on a busy machine a correct
+#: command takes longer, not more CPU.
+QUICK_CPU_SECONDS = 300
+#: Wall seconds after which a command that spends no CPU (waiting on nothing) is stopped.
+HUNG_SECONDS = 3600
 
 
 def _tools_path() -> str:
@@ -502,10 +507,19 @@ def _tools_path() -> str:
     return f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+def _cpu_limit(seconds: int):
+    """A ``preexec_fn`` limiting each process it starts (and, inherited, their children) to
+    ``seconds`` of CPU time: a process past it ends with SIGXCPU."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+    return limit
+
+
 def run_in_copy(command: str, template: Path, before: dict[str, str], work: Path,
-                timeout: float | None) -> Ran:
+                cpu_seconds: int | None) -> Ran:
     """Run ``command`` with ``bash -e`` in a fresh copy of ``template`` (whose
-    ``manifest`` is ``before``) under ``work``, ``$ARITH_BUILD`` in ``work/build``."""
+    ``manifest`` is ``before``) under ``work``, ``$ARITH_BUILD`` in ``work/build``; each of
+    its processes limited to ``cpu_seconds`` of CPU (None: no limit)."""
     checkout = work / "checkout"
     shutil.copytree(template, checkout, symlinks=True)
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
@@ -517,7 +531,8 @@ def run_in_copy(command: str, template: Path, before: dict[str, str], work: Path
         PYTHONDONTWRITEBYTECODE="1",
     )
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=checkout, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=HUNG_SECONDS,
+                          preexec_fn=_cpu_limit(cpu_seconds) if cpu_seconds else None)
     after = manifest(checkout)
     changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
     return Ran(proc.returncode, proc.stdout + proc.stderr, changed)
@@ -547,7 +562,7 @@ for module in sys.argv[1:]:
 def run_module_helps(modules: list[str], template: Path, before: dict[str, str], work: Path) -> dict[str, Ran]:
     """``python -m MODULE --help`` of each module, by ``HELP_BATCH`` in one copy."""
     ran = run_in_copy(f"python -c {shlex.quote(HELP_BATCH)} {' '.join(modules)}", template, before, work,
-                      QUICK_TIMEOUT)
+                      QUICK_CPU_SECONDS)
     assert ran.status == 0, ran.output
     found = {}
     for line in ran.output.splitlines():
@@ -656,8 +671,8 @@ def test_shown_command(shown, checkout_copy, passed_dir, tmp_path, pytestconfig,
     if module_help:
         ran = request.getfixturevalue("module_helps")[module_help.group(1)]
     else:
-        timeout = None if entry.kind == SLOW and as_written else QUICK_TIMEOUT
-        ran = run_in_copy(command, *checkout_copy, tmp_path, timeout)
+        cpu_seconds = None if entry.kind == SLOW and as_written else QUICK_CPU_SECONDS
+        ran = run_in_copy(command, *checkout_copy, tmp_path, cpu_seconds)
     assert ran.status == status, f"{shown.where}: `{command}` exited {ran.status}, not {status}:\n{ran.output[-4000:]}"
     outside = [name for name in ran.changed if not any(fnmatch.fnmatch(name, glob) for glob in writes)]
     assert not outside, f"{shown.where}: `{command}` changed the checkout outside build/: {outside}"
@@ -711,9 +726,18 @@ def test_module_helps_run_each_module(checkout_copy, tmp_path):
 def test_run_in_copy_sees_failures(command, status, changed, checkout_copy, tmp_path):
     """What the doc tests assert on: a failing command's status, and every file it
     created, changed or removed outside build/ (the checkout itself untouched)."""
-    ran = run_in_copy(command, *checkout_copy, tmp_path, QUICK_TIMEOUT)
+    ran = run_in_copy(command, *checkout_copy, tmp_path, QUICK_CPU_SECONDS)
     assert (ran.status, ran.changed) == (status, changed)
     assert not (ROOT / "docs/new.md").exists()
+
+
+@pytest.mark.parametrize("command, fails", [("python -c 'while True: pass'", True), ("sleep 3", False)],
+                         ids=["spinning", "waiting"])
+def test_a_command_is_limited_in_cpu_time_not_wall_time(command, fails, checkout_copy, tmp_path):
+    """A command past its CPU seconds fails (ended by SIGXCPU); one that takes longer than
+    its CPU seconds on the clock, as on a busy machine, does not."""
+    ran = run_in_copy(command, *checkout_copy, tmp_path, 1)
+    assert (ran.status != 0) == fails, (ran.status, ran.output[-500:])
 
 
 #: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
@@ -765,6 +789,6 @@ def test_python_shown_runs_as_written(name, checkout_copy, tmp_path):
     ``golden.jax.dot(...)``, say) and changes nothing outside build/."""
     session = python_session(ROOT / name)
     assert "import" in session
-    ran = run_in_copy(f"python -c {shlex.quote(session)}", *checkout_copy, tmp_path, QUICK_TIMEOUT)
+    ran = run_in_copy(f"python -c {shlex.quote(session)}", *checkout_copy, tmp_path, QUICK_CPU_SECONDS)
     assert ran.status == 0, f"{name}: its Python failed:\n{session}\n{ran.output[-3000:]}"
     assert ran.changed == []
