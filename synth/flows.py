@@ -25,8 +25,10 @@ FLOWS = {
     "ecp5_nodsp": "synth_ecp5 -top {top} -nodsp",
     # The ecp5 flow with the ports split into bits first: Yosys 0.70's ABC9 reintegration
     # asserts on a module whose multi-bit output port is a register's bits (the exact
-    # anchor's element's ``w_fields``); splitting renames wires and changes no cell.
-    "ecp5_bits": "hierarchy -top {top}; proc; flatten; splitnets -ports; synth_ecp5 -top {top}",
+    # anchor's element's ``w_fields``); splitting renames wires and changes no cell. Without
+    # source attributes: with them ABC9's LUT count moved with the folder Yosys ran in
+    # (253 and 262 LUT4 for one element).
+    "ecp5_bits": "attrmap -remove src; hierarchy -top {top}; proc; flatten; splitnets -ports; synth_ecp5 -top {top}",
 }
 
 
@@ -35,16 +37,11 @@ TIMEOUT_MIN = 240
 
 
 def script(top: str, flows) -> str:
-    """One Yosys script: read the design once, run each flow on a fresh copy (one flow on the
-    design as read: ``design -load`` leaves ABC9 names it then asserts on, in ``synth_ecp5``
-    of a design with a MULT18X18D), write stats."""
-    lines = [f"read_verilog -sv {top}.v", f"hierarchy -top {top}"]
-    copies = len(flows) > 1
-    if copies:
-        lines.append("design -save source")
+    """One Yosys script: read the design once, run each flow on a fresh copy, write stats."""
+    lines = [f"read_verilog -sv {top}.v", f"hierarchy -top {top}", "design -save source"]
     for name in flows:
         tech = " -tech cmos" if name.startswith("generic") else " -liberty cells.lib" if name == "sky130" else ""
-        lines += [*(["design -load source"] if copies else []), *FLOWS[name].format(top=top).split("; "),
+        lines += ["design -load source", *FLOWS[name].format(top=top).split("; "),
                   "delete t:$scopeinfo", f"tee -q -o {name}.json stat -json{tech}"]
     return "\n".join(lines) + "\n"
 

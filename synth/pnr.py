@@ -188,6 +188,8 @@ def explain_verdict(line: str, above_every_design: bool) -> str:
 
 #: What synthesis writes (``place_and_route`` names the design ``top``): kept per netlist key.
 _SYNTHESISED = ("top.json", "top.rpt")
+#: The build scripts' tools after Yosys (their variables in Amaranth's scripts).
+_AFTER_SYNTHESIS = ("NEXTPNR_ECP5", "NEXTPNR_ICE40", "ECPPACK", "ICEPACK")
 
 
 def _netlist_key(plan) -> str:
@@ -204,26 +206,32 @@ def _run_build(plan, build_dir: Path, above_every_design: bool) -> None:
     """Run Amaranth's build script (Yosys, nextpnr) in ``build_dir`` as ``execute_local``
     does, its stderr passed on line by line through ``explain_verdict``. A design already
     synthesised in a sibling folder (another seed of it: the same files and tools) reuses
-    that netlist and runs nextpnr only (a large array's synthesis takes ten minutes and more)."""
+    that netlist and runs nextpnr only (a large array's synthesis takes ten minutes and more),
+    also when it was started while that one placed: the netlist is kept once synthesised."""
     plan.extract(str(build_dir))
     netlist = build_dir.parent / "netlists" / _netlist_key(plan)
-    env = tool_env()
-    reused = all((netlist / name).exists() for name in _SYNTHESISED)
-    if reused:
-        for name in _SYNTHESISED:
-            shutil.copyfile(netlist / name, build_dir / name)
-        env["YOSYS"] = "true"            # the build script's Yosys step does nothing
     command = ["sh", f"{plan.script}.sh"]
-    proc = subprocess.Popen(command, cwd=build_dir, env=env, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:
-        sys.stderr.write(explain_verdict(line, above_every_design))
-    if proc.wait():
-        raise subprocess.CalledProcessError(proc.returncode, command)
-    if not reused:
+
+    def run(**skipped):
+        """The build script with the ``skipped`` tools' steps doing nothing (``true``)."""
+        proc = subprocess.Popen(command, cwd=build_dir, env={**tool_env(), **skipped}, stderr=subprocess.PIPE,
+                                text=True)
+        for line in proc.stderr:
+            sys.stderr.write(explain_verdict(line, above_every_design))
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, command)
+
+    if not all((netlist / name).exists() for name in _SYNTHESISED):
+        # Synthesis alone first, its netlist kept before place and route starts: another
+        # seed's run started meanwhile takes it from there.
+        run(**{tool: "true" for tool in _AFTER_SYNTHESIS})
         netlist.mkdir(parents=True, exist_ok=True)
         for name in _SYNTHESISED:            # renamed into place: a reader never sees half a file
             shutil.copyfile(build_dir / name, netlist / f".{name}.tmp")
             (netlist / f".{name}.tmp").replace(netlist / name)
+    for name in _SYNTHESISED:
+        shutil.copyfile(netlist / name, build_dir / name)
+    run(YOSYS="true")
 
 
 def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", details: bool = False,
