@@ -37,9 +37,9 @@ from .ops import bit_length, multiply
 from .params import choice_param, int_param
 from .rounding import Flags, Rounding, round_raw
 
-__all__ = ["ColumnAccumulator", "SEQUENTIAL", "spelling", "accumulation_param", "accumulation_arg", "headroom", "reduce_column",
-           "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round", "product_anchor",
-           "exact_anchor"]
+__all__ = ["ColumnAccumulator", "SEQUENTIAL", "OLD_SEQUENTIAL", "spelling", "accumulation_param", "accumulation_arg",
+           "headroom", "reduce_column", "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round",
+           "product_anchor", "exact_anchor"]
 
 #: The default accumulation's name: every add rounded to ``acc_fmt`` (RNE).
 SEQUENTIAL = "sequential"
