@@ -210,7 +210,7 @@ def _shipped_runs():
     runs = {}
     for row in csv.DictReader(MXU_PNR_CSV.open()):
         if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulation"], row["mul_dsp"],
-                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "fp32", "inferred", "block") and \
+                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "sequential", "inferred", "block") and \
                 all(row[k] == v for k, v in FLOW.items()):
             runs.setdefault(tuple(int(row[k]) for k in SIZE_AND_DEPTH), []).append(float(row["fmax_mhz"]))
     return runs
