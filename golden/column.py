@@ -1,6 +1,6 @@
 """The column accumulator: a column's sum as a fixed-point window, rounded once.
 
-The default accumulator (``"fp32"``) rounds every add of a column to ``acc_fmt`` (RNE).
+The default accumulation (``"sequential"``) rounds every add of a column to ``acc_fmt`` (RNE).
 A :class:`ColumnAccumulator` instead carries a column's partial sum down the array as a
 two's-complement integer ``S`` in a window of ``window`` significand bits under an anchor
 exponent ``E`` (docs/semantics.md, *The column accumulator*):
@@ -37,12 +37,14 @@ from .ops import bit_length, multiply
 from .params import choice_param, int_param
 from .rounding import Flags, Rounding, round_raw
 
-__all__ = ["ColumnAccumulator", "SEQUENTIAL", "spelling", "accumulator_param", "headroom", "reduce_column",
-           "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round", "product_anchor",
-           "exact_anchor"]
+__all__ = ["ColumnAccumulator", "SEQUENTIAL", "OLD_SEQUENTIAL", "spelling", "accumulation_param", "accumulation_arg",
+           "headroom", "reduce_column", "WINDOW_RANGE", "MAX_TERMS", "WINDOW_FIELDS", "window_add", "window_round",
+           "product_anchor", "exact_anchor"]
 
-#: The default accumulator's name: sequential, every add rounded to ``acc_fmt`` (RNE).
-SEQUENTIAL = "fp32"
+#: The default accumulation's name: every add rounded to ``acc_fmt`` (RNE).
+SEQUENTIAL = "sequential"
+#: Its old spelling, still accepted.
+OLD_SEQUENTIAL = "fp32"
 #: Allowed window widths (the model's sums are int64: window + headroom + sign <= 63).
 WINDOW_RANGE = (8, 48)
 #: Most terms in one segment (headroom 14 bits: window + 14 + sign <= 63).
@@ -112,21 +114,32 @@ class ColumnAccumulator:
             raise ValueError(f"the column accumulator needs an IEEE-like acc_fmt, not {acc_fmt.name}")
 
 
-def accumulator_param(name: str, value) -> ColumnAccumulator | None:
-    """``value`` as an accumulator: None for the sequential default (None or ``"fp32"``),
-    else a :class:`ColumnAccumulator`, from itself or a string
-    (``spelling()``); errors name ``name``."""
+def accumulation_arg(accumulation=None, accumulator=None):
+    """The accumulation a public entry was given: ``accumulation``, or ``accumulator``, its
+    old name, still accepted; a TypeError naming both if both are given and differ."""
+    if accumulator is None:
+        return accumulation
+    if accumulation is not None and accumulation != accumulator:
+        raise TypeError(f"accumulation={accumulation!r} and accumulator={accumulator!r} (its old name) differ: "
+                        "give one")
+    return accumulator
+
+
+def accumulation_param(name: str, value) -> ColumnAccumulator | None:
+    """``value`` as an accumulation: None for the sequential default (None, ``"sequential"``
+    or its old spelling ``"fp32"``), else a :class:`ColumnAccumulator`, from itself or a
+    string (``spelling()``); errors name ``name``."""
     if value is None or isinstance(value, ColumnAccumulator):
         return value
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be 'fp32', '{spelling()}' or a ColumnAccumulator, "
+        raise TypeError(f"{name} must be '{SEQUENTIAL}', '{spelling()}' or a ColumnAccumulator, "
                         f"not {value!r}")
     spec = value.strip().lower()
-    if spec == SEQUENTIAL:
+    if spec in (SEQUENTIAL, OLD_SEQUENTIAL):
         return None
     match = re.fullmatch(r"column(?::(.*))?", spec)
     if not match:
-        raise ValueError(f"{name} {value!r}: use fp32 or {spelling()}")
+        raise ValueError(f"{name} {value!r}: use {SEQUENTIAL} or {spelling()}")
     options = {}
     keys = {"w": "window", "window": "window", "g": "group", "group": "group", "anchor": "anchor"}
     for item in filter(None, (match[1] or "").split(",")):

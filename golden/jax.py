@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from .column import accumulator_param
+from .column import accumulation_arg, accumulation_param
 from .formats import FP32
 from .tiled import matmul, resolve_precision
 
@@ -48,48 +48,50 @@ def precision_name(precision):
     return name.upper() if isinstance(name, str) else (in_fmt.name, acc_fmt.name)
 
 
-def _host_product(x, w, precision: str, array, accumulator):
+def _host_product(x, w, precision: str, array, accumulation):
     x = np.ascontiguousarray(x, np.float32)
     w = np.ascontiguousarray(w, np.float32)
     return matmul(x.view(np.uint32), w.view(np.uint32), precision=precision, array=array,
-                  accumulator=accumulator).y.view(np.float32)
+                  accumulation=accumulation).y.view(np.float32)
 
 
-def _product(x, w, precision: str, array, accumulator):
+def _product(x, w, precision: str, array, accumulation):
     shape = jax.ShapeDtypeStruct((x.shape[0], w.shape[1]), jnp.float32)
     return jax.pure_callback(functools.partial(_host_product, precision=precision, array=array,
-                                               accumulator=accumulator), shape, x, w)
+                                               accumulation=accumulation), shape, x, w)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
-def _dot(x, w, precision, array, accumulator):
-    return _product(x, w, precision, array, accumulator)
+def _dot(x, w, precision, array, accumulation):
+    return _product(x, w, precision, array, accumulation)
 
 
-def _dot_forward(x, w, precision, array, accumulator):
-    return _product(x, w, precision, array, accumulator), (x, w)
+def _dot_forward(x, w, precision, array, accumulation):
+    return _product(x, w, precision, array, accumulation), (x, w)
 
 
-def _dot_backward(precision, array, accumulator, saved, g):
+def _dot_backward(precision, array, accumulation, saved, g):
     x, w = saved
-    return (_product(g, w.T, precision, array, accumulator),
-            _product(x.T, g, precision, array, accumulator))
+    return (_product(g, w.T, precision, array, accumulation),
+            _product(x.T, g, precision, array, accumulation))
 
 
 _dot.defvjp(_dot_forward, _dot_backward)
 
 
-def dot(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = None, accumulator=None):
+def dot(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = None, accumulation=None,
+        accumulator=None):
     """``x . w`` in the MXU's numerics for ``precision`` (default one bf16 pass), tiled for
-    ``array`` (rows, cols) and summed by ``accumulator`` (``"fp32"`` or a column
-    accumulator) as :func:`golden.matmul`; differentiable in ``x`` and ``w``."""
+    ``array`` (rows, cols) and summed by ``accumulation`` (``"sequential"`` or a column
+    accumulator; ``accumulator``: its old name) as :func:`golden.matmul`; differentiable in
+    ``x`` and ``w``."""
     name = precision_name(precision)
-    accumulator = accumulator_param("accumulator", accumulator)
+    accumulation = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
     x, w = jnp.asarray(x), jnp.asarray(w)
     if x.dtype != jnp.float32 or w.dtype != jnp.float32:
         raise TypeError(f"golden.jax.dot takes float32 arrays, not {x.dtype} and {w.dtype}")
     if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[0]:
         raise ValueError(f"need x (..., K) and w (K x N) with the same K, got shapes {x.shape} and {w.shape}")
     lead = x.shape[:-1]
-    out = _dot(x.reshape(-1, x.shape[-1]), w, name, array, accumulator)
+    out = _dot(x.reshape(-1, x.shape[-1]), w, name, array, accumulation)
     return out.reshape(*lead, w.shape[1])

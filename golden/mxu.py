@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import xorshift
-from .column import ColumnAccumulator, accumulator_param, reduce_column
+from .column import ColumnAccumulator, accumulation_arg, accumulation_param, reduce_column
 from .formats import BF16, FP32, FloatFormat, format_param
 from .params import bits_param, int_param
 from .ops import add, convert, convert_sr_bits, multiply
@@ -16,29 +16,33 @@ from .rounding import Rounding
 __all__ = ["matmul", "matmul_flags", "accumulate_tiles", "round_outputs", "mxu", "Stream", "stream"]
 
 
-def matmul(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32, accumulator=None) -> np.ndarray:
+def matmul(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32, accumulation=None, *,
+           accumulator=None) -> np.ndarray:
     """One weight tile: ``y[m, n] = ((+0 + x[m,0]*w[0,n]) + ...) + x[m,K-1]*w[K-1,n]``.
 
     Each product is exact in ``acc_fmt`` apart from its exponent range (rounded with RNE:
-    overflow to inf, FTZ); each ``+`` rounds to ``acc_fmt`` with RNE (``accumulator``
-    ``"fp32"`` or None, the default), or the column's products are summed by a column
+    overflow to inf, FTZ); each ``+`` rounds to ``acc_fmt`` with RNE (``accumulation``
+    ``"sequential"`` or None, the default), or the column's products are summed by a column
     accumulator (``"column:w=W,..."`` or a ``golden.column.ColumnAccumulator``).
+    ``accumulator``: the old name of ``accumulation`` (``"fp32"``: the old ``"sequential"``).
     """
-    return matmul_flags(x, w, in_fmt, acc_fmt, accumulator)[0]
+    return matmul_flags(x, w, in_fmt, acc_fmt, accumulation_arg(accumulation, accumulator))[0]
 
 
-def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32, accumulator=None):
+def matmul_flags(x, w, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32, accumulation=None, *,
+                 accumulator=None):
     """:func:`matmul` and, per element of ``y``, the OR of its multiplies' and adds' flags."""
     x, w = _operands(x, w)
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
-    return _reduce(x, w[None], in_fmt, acc_fmt, accumulator_param("accumulator", accumulator))
+    return _reduce(x, w[None], in_fmt, acc_fmt,
+                   accumulation_param("accumulation", accumulation_arg(accumulation, accumulator)))
 
 
-def _reduce(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, accumulator: ColumnAccumulator | None = None):
+def _reduce(x, w, in_fmt: FloatFormat, acc_fmt: FloatFormat, accumulation: ColumnAccumulator | None = None):
     """:func:`matmul_flags` of ``x`` (M x K) with ``w`` (1 x K x N: one tile, or M x K x N:
     each row its own tile, so a stream of many tiles is one vectorised pass)."""
-    if accumulator is not None:
-        return reduce_column(x, w, in_fmt, acc_fmt, accumulator)
+    if accumulation is not None:
+        return reduce_column(x, w, in_fmt, acc_fmt, accumulation)
     y = np.zeros((x.shape[0], w.shape[2]), acc_fmt.dtype)
     flags = np.zeros(y.shape, np.uint8)
     for k in range(x.shape[1]):
@@ -93,7 +97,7 @@ def _round_flags(y, acc_fmt, out_fmt, rounding, seed=0, sr_bits=None, row_offset
 
 def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
         acc_fmt: FloatFormat = FP32, convert_inputs: bool = False, out_rounding=None,
-        seed: int = 0, sr_bits=None, accumulator=None) -> np.ndarray:
+        seed: int = 0, sr_bits=None, accumulation=None, accumulator=None) -> np.ndarray:
     """Everything the MXU computes for ``X`` (M x K) and ``W`` (K x N).
 
     Parameters
@@ -108,11 +112,12 @@ def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
         Round the results to ``in_fmt`` (``rne``, ``sr``, ``sr-half``); None keeps ``acc_fmt``.
     seed : int
         Seed of the output rounders' xorshift lanes (stochastic ``out_rounding``).
-    accumulator : str or ColumnAccumulator, optional
-        How a tile's column sums its products (:func:`matmul`); default ``"fp32"``.
+    accumulation : str or ColumnAccumulator, optional
+        How a tile's column sums its products (:func:`matmul`); default ``"sequential"``
+        (``accumulator``: its old name).
     """
     x, w = _operands(x, w)
-    accumulator = accumulator_param("accumulator", accumulator)
+    accumulation = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     k = x.shape[1]
     rows = k if rows is None else int_param("rows", rows, 1, max(k, 1))
@@ -123,7 +128,7 @@ def mxu(x, w, *, rows: int | None = None, in_fmt: FloatFormat = BF16,
     if convert_inputs:
         x = convert(x, acc_fmt, in_fmt)[0]
         w = convert(w, acc_fmt, in_fmt)[0]
-    tiles = (matmul(x[:, t:t + rows], w[t:t + rows], in_fmt, acc_fmt, accumulator) for t in range(0, k, rows))
+    tiles = (matmul(x[:, t:t + rows], w[t:t + rows], in_fmt, acc_fmt, accumulation) for t in range(0, k, rows))
     y = accumulate_tiles(tiles, acc_fmt)
     if out_rounding is None:
         return y
@@ -145,7 +150,7 @@ class Stream(NamedTuple):
 
 def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt: FloatFormat = FP32,
            convert_inputs: bool = False, out_rounding=None, seed: int = 0, sr_bits=None,
-           acc_depth: int = 0, accumulator=None) -> Stream:
+           acc_depth: int = 0, accumulation=None, accumulator=None) -> Stream:
     """The MXU fed X rows (M x K) with per-row swap marks, weight tiles loaded in order.
 
     Row ``i`` uses the tile made active by the latest swap at or before it: the first row
@@ -154,9 +159,9 @@ def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt:
     per row ``(addr, first, last)``; rows without ``last`` write the accumulator and
     produce no ``y`` row, ``last`` rows write no accumulator. The output
     rounders' lanes (seeded with ``seed``) step once per ``y`` row. Input conversion
-    (``convert_inputs``) raises no flags. ``accumulator``: as :func:`matmul`'s.
+    (``convert_inputs``) raises no flags. ``accumulation`` (``accumulator``): as :func:`matmul`'s.
     """
-    accumulator = accumulator_param("accumulator", accumulator)
+    accumulation = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     x = np.asarray(x)
     swap = np.asarray(swap, bool).copy()
@@ -175,7 +180,7 @@ def stream(x, tiles, swap, *, control=None, in_fmt: FloatFormat = BF16, acc_fmt:
         w = np.stack([bits_param("tiles", t, ndim=2) for t in tiles[:tile[-1] + 1]])
         if w.shape[1] != x.shape[1]:
             raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but the tiles (K x N) have {w.shape[1]} rows")
-        y, row_flags = _reduce(x, w[tile], in_fmt, acc_fmt, accumulator)
+        y, row_flags = _reduce(x, w[tile], in_fmt, acc_fmt, accumulation)
     else:
         y = np.zeros((0, np.asarray(tiles[0]).shape[1]), acc_fmt.dtype)
         row_flags = np.zeros(y.shape, np.uint8)

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import fast
-from .column import accumulator_param
+from .column import accumulation_arg, accumulation_param
 from .formats import BF16, FP16, FP32, FloatFormat, format_param
 from .multipass import pass_order, split
 from .mxu import _round_flags, matmul_flags
@@ -97,7 +97,7 @@ def input_parts(name: str, a: np.ndarray, in_fmt: FloatFormat, acc_fmt: FloatFor
 
 
 def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = None, out_rounding=None,
-           seed: int = 0, sr_bits=None, fast_path: bool = True, accumulator=None) -> Product:
+           seed: int = 0, sr_bits=None, fast_path: bool = True, accumulation=None, accumulator=None) -> Product:
     """``x . w`` for ``x`` (M x K) and ``w`` (K x N) bit patterns, as the MXU computes it.
 
     Parameters
@@ -115,13 +115,13 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
     fast_path : bool
         Reduce tiles on float32 where ``golden.fast`` proves it exact (default), else on
         the integer model only. The bits are the same.
-    accumulator : str or ColumnAccumulator, optional
-        How each tile's columns sum their products: ``"fp32"`` (default: every add
+    accumulation : str or ColumnAccumulator, optional
+        How each tile's columns sum their products: ``"sequential"`` (default: every add
         rounded, RNE) or a column accumulator (``"column:w=W,..."``, docs/semantics.md),
-        which the integer model computes (no float32 path).
+        which the integer model computes (no float32 path). ``accumulator``: its old name.
     """
     in_fmt, acc_fmt, passes = resolve_precision(precision)
-    accumulator = accumulator_param("accumulator", accumulator)
+    accumulation = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
     x, w = bits_param("x", x, ndim=2), bits_param("w", w, ndim=2)
     if x.shape[1] != w.shape[0]:
         raise ValueError(f"x (M x K) has K = {x.shape[1]} columns but w (K x N) has {w.shape[0]} rows "
@@ -142,7 +142,7 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
     xs, ws = (input_parts(name, a, in_fmt, acc_fmt, passes, fast_path) for name, a in (("x", x), ("w", w)))
 
     def reference(a, b):
-        return matmul_flags(a, b, in_fmt, acc_fmt, accumulator)
+        return matmul_flags(a, b, in_fmt, acc_fmt, accumulation)
 
     def tile(a, b):
         # The hardware reduces a short last tile zero-padded to the array's rows: the zero
@@ -150,7 +150,7 @@ def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] | None = N
         short = rows - a.shape[1]
         if short:
             a, b = np.pad(a, ((0, 0), (0, short))), np.pad(b, ((0, short), (0, 0)))
-        if fast_path and accumulator is None:
+        if fast_path and accumulation is None:
             return fast.reduce_tile(a, b, in_fmt, acc_fmt, reference)
         return reference(a, b)
 

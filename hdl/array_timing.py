@@ -17,6 +17,8 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
+from golden.column import SEQUENTIAL
+
 __all__ = ["MXU_PNR_CSV", "FLOW", "SIZE_AND_DEPTH", "array_mhz"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,8 +103,8 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
     model = element_mhz(design["mul_stages"], design["add_stages"])
     if not fitted:
         return {"mhz": round(model, 1), "predicted": f"the element's delay model (hdl/timing_model.json); no "
-                f"{design['pe']} array measured with the {design.get('accumulator', 'fp32')} accumulator on {arch} in "
-                f"{_where(path)}, so no derating: an upper bound"}
+                f"{design['pe']} array measured with the {design.get('accumulation', SEQUENTIAL)} accumulation on "
+                f"{arch} in {_where(path)}, so no derating: an upper bound"}
     best = {}          # per measured size, its fastest depth: (PEs, median, ratio to the model, label)
     for (rows, cols, m, a), runs in fitted.items():
         median = statistics.median(f for _, f in runs)

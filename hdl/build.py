@@ -20,7 +20,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from golden.column import accumulator_param
+from golden.column import SEQUENTIAL, accumulation_arg, accumulation_param
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import NAMED_FORMATS, FloatFormat
 from golden.rounding import Rounding
@@ -72,7 +72,11 @@ class Unit:
         return self._checked(self.cls.plan(**{p.name: _resolved(p, values[p.name]) for p in self.params})), values
 
     def _values(self, kwargs: dict) -> dict:
-        """Every parameter's value: ``kwargs``' or the default (a TypeError for any other)."""
+        """Every parameter's value: ``kwargs``' or the default (a TypeError for any other;
+        ``accumulator``: the old name of ``accumulation``)."""
+        if "accumulator" in kwargs and "accumulation" in {p.name for p in self.params}:
+            kwargs = dict(kwargs)
+            kwargs["accumulation"] = accumulation_arg(kwargs.get("accumulation"), kwargs.pop("accumulator"))
         unknown = set(kwargs) - {p.name for p in self.params}
         if unknown:
             raise TypeError(f"{self.key} takes no parameter {', '.join(sorted(unknown))} "
@@ -93,10 +97,10 @@ def _resolved(param: Param, value):
     ``ColumnAccumulator`` (the column units have no sequential default)."""
     if param.kind != "column":
         return value
-    accumulator = accumulator_param(param.name, value)
-    if accumulator is None:
-        raise ValueError(f"{param.name} {value!r}: a column unit needs {COLUMN_SPELLING}, not fp32")
-    return accumulator
+    accumulation = accumulation_param(param.name, value)
+    if accumulation is None:
+        raise ValueError(f"{param.name} {value!r}: a column unit needs {COLUMN_SPELLING}, not {SEQUENTIAL}")
+    return accumulation
 
 
 _FMT = "a name (" + ", ".join(NAMED_FORMATS) + ") or eXmY"
@@ -108,7 +112,7 @@ _DSP = MXU_OPTION["mul_dsp"]            # the multiplier units' option is the MX
 _COLUMN = (
     Param("in_fmt", "format", "bf16", f"the products' operand format: {_FMT} (default bf16)"),
     Param("acc_fmt", "format", "fp32", "the window's exponent and the sum's format (default fp32)"),
-    Param("accumulator", "column", "column:w=26", f"{COLUMN_SPELLING} "
+    Param("accumulation", "column", "column:w=26", f"{COLUMN_SPELLING} "
           "(golden.column; default column:w=26): the window's width, truncation and anchor"),
     Param("terms", "int", 4, "most terms one window sums, 1..8192: its headroom (default 4)"))
 _COLUMN_STAGES = Param("stages", "int", 0, "register stages, 0 (combinational) up to the unit's max_stages")
@@ -219,7 +223,7 @@ def module_name(unit: Unit, component) -> str:
 
 def _column_parts(unit: Unit, component) -> list[str]:
     """A column unit's name parts, e.g. ``winadd_bf16_fp32_colw26b_t16_product_late_s3``."""
-    parts = [unit.prefix, component.in_fmt.name, component.acc_fmt.name, component.accumulator.key,
+    parts = [unit.prefix, component.in_fmt.name, component.acc_fmt.name, component.accumulation.key,
              f"t{component.terms}"]
     if isinstance(component, NormalisationPoint):
         return parts + [f"r{component.round_stages}a{component.add_stages}"]
@@ -263,8 +267,8 @@ def _parameters(component, values: dict) -> dict:
     resolved = {k: getattr(component, k) if k in ("in_fmt", "out_fmt", "fmt", "acc_fmt", "rounding", "out_rounding") else v
                 for k, v in values.items()}
     params = {k: _value(v) for k, v in resolved.items()}
-    if "accumulator" in params:         # as golden.column spells it: one design, one manifest
-        params["accumulator"] = resolve_accumulation("accumulator", component.accumulator).spec
+    if "accumulation" in params:        # as golden.column spells it: one design, one manifest
+        params["accumulation"] = resolve_accumulation("accumulation", component.accumulation).spec
     if Rounding.STOCHASTIC_HALF in (resolved.get("rounding"), resolved.get("out_rounding")):
         params["sr_bits"] = None        # one random bit whatever was asked: one design, one manifest
     return params
@@ -343,7 +347,7 @@ def _depth_choices(unit: Unit, kwargs: dict):
         plan, _ = unit.plan(**kwargs, stages=0)
         return [{"stages": n} for n in range(plan.max_stages + 1)]
     element = ElementPlan(fused=kwargs.get("fused_pe", True), terms=kwargs.get("rows", 4),
-                          accumulator=kwargs.get("accumulator"))
+                          accumulation=kwargs.get("accumulation"))
     mul_max, add_max = element.mul.max_stages, element.add.max_stages
     rows = kwargs.get("rows", 4)
     pairs = [(m, a) for m in range(mul_max + 1) for a in range(add_max + 1)]
@@ -377,12 +381,12 @@ def _array_mhz(component, values: dict, arch: str) -> dict:
 
 
 @functools.cache
-def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulator: str, terms: int,
+def _element_mhz(arch: str, in_fmt: str, acc_fmt: str, fused: bool, accumulation: str, terms: int,
                  mul_stages: int, add_stages: int) -> float:
     """The delay model's Fmax of an MXU's processing element (its accumulation's, for
     ``terms`` rows)."""
     element = ElementPlan(in_fmt=in_fmt, acc_fmt=acc_fmt, mul_stages=mul_stages, add_stages=add_stages, fused=fused,
-                          accumulator=accumulator, terms=terms)
+                          accumulation=accumulation, terms=terms)
     return timing.predict_mhz(element, arch)
 
 

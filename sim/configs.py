@@ -70,26 +70,26 @@ def every_depth() -> list:
 #: late_sum, sticky, fp8 products in an 8-bit window; no stages up to a register at every cut
 #: point (window_add, window_round: 6 and 8; norm_point: 8 + 6). tests/test_column_units.py
 #: runs them in Amaranth's simulator, ``COLUMN_REGRESSIONS`` also through cocotb.
-FP8_COLUMN = dict(in_fmt="fp8_e4m3", acc_fmt="bf16", accumulator="column:w=8", terms=1)
+FP8_COLUMN = dict(in_fmt="fp8_e4m3", acc_fmt="bf16", accumulation="column:w=8", terms=1)
 COLUMN_UNITS = [
     ("window_add", dict(stages=0)),
-    ("window_add", dict(accumulator="column:w=26,anchor=bound", terms=16, stages=2)),
-    ("window_add", dict(accumulator="column:w=20,sticky", term="rounded", stages=3)),
-    ("window_add", dict(accumulator="column:w=26,anchor=bound", term="rounded", terms=8, stages=6)),
-    ("window_add", dict(accumulator="column:w=26,anchor=bound", late_sum=True, terms=16, stages=6)),
-    ("window_add", dict(accumulator="column:w=48,sticky", terms=8192, stages=1)),
-    ("window_round", dict(accumulator="column:w=26", terms=16, stages=0)),
-    ("window_round", dict(accumulator="column:w=20,sticky", stages=8)),
-    ("norm_point", dict(accumulator="column:w=20,g=2,sticky")),
-    ("norm_point", dict(accumulator="column:w=18,anchor=bound", terms=16, round_stages=8, add_stages=6)),
+    ("window_add", dict(accumulation="column:w=26,anchor=bound", terms=16, stages=2)),
+    ("window_add", dict(accumulation="column:w=20,sticky", term="rounded", stages=3)),
+    ("window_add", dict(accumulation="column:w=26,anchor=bound", term="rounded", terms=8, stages=6)),
+    ("window_add", dict(accumulation="column:w=26,anchor=bound", late_sum=True, terms=16, stages=6)),
+    ("window_add", dict(accumulation="column:w=48,sticky", terms=8192, stages=1)),
+    ("window_round", dict(accumulation="column:w=26", terms=16, stages=0)),
+    ("window_round", dict(accumulation="column:w=20,sticky", stages=8)),
+    ("norm_point", dict(accumulation="column:w=20,g=2,sticky")),
+    ("norm_point", dict(accumulation="column:w=18,anchor=bound", terms=16, round_stages=8, add_stages=6)),
 ]
 #: Every fp8 product (every operand pair's) against a set of windows, every sum at a set of
 #: anchors (``sim.testbenches.column.vectors(exhaustive=True)``).
 COLUMN_EXHAUSTIVE = [
-    ("window_add", dict(FP8_COLUMN, accumulator="column:w=8,sticky", stages=2)),
-    ("window_add", dict(FP8_COLUMN, accumulator="column:w=8,anchor=bound", late_sum=True, stages=3)),
+    ("window_add", dict(FP8_COLUMN, accumulation="column:w=8,sticky", stages=2)),
+    ("window_add", dict(FP8_COLUMN, accumulation="column:w=8,anchor=bound", late_sum=True, stages=3)),
     ("window_round", dict(FP8_COLUMN, stages=1)),
-    ("norm_point", dict(FP8_COLUMN, accumulator="column:w=8,anchor=bound", round_stages=1, add_stages=1)),
+    ("norm_point", dict(FP8_COLUMN, accumulation="column:w=8,anchor=bound", round_stages=1, add_stages=1)),
 ]
 #: Those that also run through cocotb (``sim.regress``), one per unit and simulator.
 COLUMN_REGRESSIONS = [("verilator", COLUMN_UNITS[1]), ("icarus", COLUMN_UNITS[4]), ("verilator", COLUMN_UNITS[7]),
@@ -101,5 +101,5 @@ MXUS = [("mxu", dict(rows=2, cols=3)), ("mxu", dict(rows=3, cols=2, mul_stages=9
         ("mxu", dict(rows=2, cols=2, convert_inputs=True, out_rounding="sr", acc_depth=4)),
         ("mxu", dict(rows=2, cols=2, out_rounding="rne", acc_depth=2)),
         ("mxu", dict(rows=4, cols=4)), ("mxu", dict(rows=8, cols=8, mul_stages=4, add_stages=6)),
-        ("mxu", dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky")),
-        ("mxu", dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2,sticky"))]
+        ("mxu", dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulation="column:w=16,sticky")),
+        ("mxu", dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulation="column:w=20,g=2,sticky"))]

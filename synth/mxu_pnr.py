@@ -28,6 +28,7 @@ import re
 import time
 from pathlib import Path
 
+from golden.column import OLD_SEQUENTIAL, SEQUENTIAL, accumulation_param
 from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl.build import UNITS, emit
 from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
@@ -39,7 +40,7 @@ from .timing import HARDWARE, ROOT, _locked, harness_ffs
 
 __all__ = ["parse_size", "run", "main"]
 
-COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan",
+COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan",
            "harness", "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "tools", "note"]
 #: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
@@ -117,14 +118,16 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
     design = (unit.verilog if manifest else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/build.py", "hdl/ports.py"]))
-    settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, params] + ([] if sync_resets else ["nosr"])
+    settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, _old_spelling(params)] + \
+        ([] if sync_resets else ["nosr"])
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
     path = cache / f"{name}_{key}.json"
-    accumulator = params.get("accumulator") or "fp32"
+    column = accumulation_param("accumulation", params.get("accumulation", params.get("accumulator")))
+    accumulation = SEQUENTIAL if column is None else str(column)
     if path.exists():
-        result = json.loads(path.read_text())
-        if "accumulator" not in result:         # cached before the column was added
-            result["accumulator"] = accumulator
+        result = _renamed(json.loads(path.read_text()))
+        if "accumulation" not in result:        # cached before the column was added
+            result["accumulation"] = accumulation
             path.write_text(json.dumps(result))
         return result
     rows, cols = params["rows"], params["cols"]
@@ -133,7 +136,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
               "add_stages": params["add_stages"], "clock_mhz": clock_mhz, "floorplan": floorplan,
               "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
               "sync_resets": "inferred" if sync_resets else "none",
-              "pe": "fused" if params["fused_pe"] else "generic", "accumulator": accumulator,
+              "pe": "fused" if params["fused_pe"] else "generic", "accumulation": accumulation,
               "mul_dsp": params.get("mul_dsp", "inferred"),
               "fifo_ram": params.get("fifo_ram", "block"), "latency": unit.latency, "seed": seed, "tools": tool_versions()}
     try:
@@ -185,10 +188,10 @@ def _figures(figures: dict, unit, arch: str, rows: int, cols: int, work: Path) -
 
 
 #: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
-KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulator", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan", "harness",
+KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan", "harness",
        "keep", "sync_resets", "seed"]
 #: The values of columns added later, for the runs made before them.
-BEFORE = {"pe": "generic", "accumulator": "fp32", "mul_dsp": "inferred", "fifo_ram": "block", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
+BEFORE = {"pe": "generic", "accumulation": SEQUENTIAL, "mul_dsp": "inferred", "fifo_ram": "block", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
           "sync_resets": "inferred", "seed": 1}
 
 
@@ -196,13 +199,29 @@ def _key(r: dict) -> tuple:
     return tuple(str(r.get(k)) for k in KEY)
 
 
+def _renamed(r: dict) -> dict:
+    """A run recorded before the column sum's scheme was renamed (cached results, CSV rows:
+    ``accumulator``, ``fp32`` for ``sequential``) as recorded now (``accumulation``)."""
+    if "accumulator" not in r:
+        return r
+    old = {k: v for k, v in r.items() if k != "accumulator"}
+    return {**old, "accumulation": SEQUENTIAL if r["accumulator"] == OLD_SEQUENTIAL else r["accumulator"]}
+
+
+def _old_spelling(params: dict) -> dict:
+    """A manifest's parameters as they were spelled before the rename (``accumulator``,
+    ``fp32``): the cache keys of the runs made before stay theirs."""
+    return {("accumulator" if k == "accumulation" else k): (OLD_SEQUENTIAL if (k, v) == ("accumulation", SEQUENTIAL)
+                                                             else v) for k, v in params.items()}
+
+
 def cached(cache: Path) -> list[dict]:
     """The newest cached run of every ``KEY``."""
     newest = {}
     for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
-        r = json.loads(p.read_text())
-        if "accumulator" not in r and "_colw" in p.name:
-            continue        # a column array cached before the column was recorded: not fp32
+        r = _renamed(json.loads(p.read_text()))
+        if "accumulation" not in r and "_colw" in p.name:
+            continue        # a column array cached before the column was recorded: not sequential
         r = {**BEFORE, "clock_mhz": TARGET_MHZ[r["arch"]], **r}
         newest[_key(r)] = r
     return [newest[k] for k in sorted(newest)]
@@ -212,7 +231,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
     """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (``BEFORE`` fills the columns
     older rows lack)."""
     def filled(r):
-        return {**BEFORE, **{k: v for k, v in r.items() if v not in ("", None) or k not in BEFORE}}
+        return {**BEFORE, **{k: v for k, v in _renamed(r).items() if v not in ("", None) or k not in BEFORE}}
     old = csv.DictReader(path.open()) if path.exists() else []
     merged = {_key(r): r for r in map(filled, old)}
     merged.update({_key(r): r for r in map(filled, rows)})

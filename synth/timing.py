@@ -107,9 +107,9 @@ def component(kind: str, stages, *, plan: bool = False):
                                    anchor={"b": "bound", "x": "exact", "": "running"}[anchor])
         if kind.startswith("colround"):
             rounder = WindowRounder.plan if plan else WindowRounder
-            return (rounder(accumulator=window, terms=COLUMN_TERMS, stages=stages),
+            return (rounder(accumulation=window, terms=COLUMN_TERMS, stages=stages),
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
-        pe = element(mul_stages=stages[0], add_stages=stages[1], accumulator=window, terms=COLUMN_TERMS,
+        pe = element(mul_stages=stages[0], add_stages=stages[1], accumulation=window, terms=COLUMN_TERMS,
                      mul_dsp="ecp5" if dsp else "inferred")
         return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}" + "_ecp5dsp" * bool(dsp)
     if kind.startswith("pe"):

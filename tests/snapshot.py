@@ -31,13 +31,13 @@ def _matrix() -> list[dict]:
     for spec in _COLUMN_SPECS:
         fmt = "fp8_e4m3" if "w=8," in spec + "," else "bf16"
         for rows, cols, m, a in ((3, 2, 0, 0), (5, 2, 1, 1), (4, 3, 4, 4), (7, 2, 5, 3)):
-            designs.append(dict(rows=rows, cols=cols, in_fmt=fmt, mul_stages=m, add_stages=a, accumulator=spec))
+            designs.append(dict(rows=rows, cols=cols, in_fmt=fmt, mul_stages=m, add_stages=a, accumulation=spec))
     extras = dict(rows=4, cols=2, mul_stages=2, add_stages=2)
-    for spec in ("fp32", "column:w=26,anchor=bound", "column:w=24,g=2,sticky"):
-        designs += [dict(**extras, accumulator=spec, acc_depth=4, out_rounding="sr"),
-                    dict(**extras, accumulator=spec, convert_inputs=True, out_rounding="rne", axi_stream=True),
-                    dict(**extras, accumulator=spec, mul_dsp="ecp5", fifo_ram="ecp5"),
-                    dict(**extras, accumulator=spec, fifo_ram="lut", in_fmt="fp8_e5m2", acc_fmt="fp16")]
+    for spec in ("sequential", "column:w=26,anchor=bound", "column:w=24,g=2,sticky"):
+        designs += [dict(**extras, accumulation=spec, acc_depth=4, out_rounding="sr"),
+                    dict(**extras, accumulation=spec, convert_inputs=True, out_rounding="rne", axi_stream=True),
+                    dict(**extras, accumulation=spec, mul_dsp="ecp5", fifo_ram="ecp5"),
+                    dict(**extras, accumulation=spec, fifo_ram="lut", in_fmt="fp8_e5m2", acc_fmt="fp16")]
     designs += [dict(rows=3, cols=2, in_fmt="fp8_e4m3", acc_fmt="bf16", mul_stages=1, add_stages=2),
                 dict(rows=3, cols=2, mul_stages=3, add_stages=4, fused_pe=False, acc_depth=2)]
     return designs
@@ -48,7 +48,7 @@ def _published_arrays() -> list[dict]:
     seen, designs = set(), []
     for r in csv.DictReader((ROOT / "docs" / "mxu-pnr.csv").open()):
         design = dict(rows=int(r["rows"]), cols=int(r["cols"]), mul_stages=int(r["mul_stages"]),
-                      add_stages=int(r["add_stages"]), fused_pe=r["pe"] == "fused", accumulator=r["accumulator"],
+                      add_stages=int(r["add_stages"]), fused_pe=r["pe"] == "fused", accumulation=r["accumulation"],
                       mul_dsp=r["mul_dsp"], fifo_ram=r["fifo_ram"])
         key = tuple(sorted(design.items()))
         if key not in seen:

@@ -118,39 +118,39 @@ def test_golden_matmul_with_a_column_accumulator_is_bit_exact_on_the_rtl(precisi
     m, k, n = 6, 11, 5
     x, w = _matmul_operands(precision, (m, k, n), rng, binades=20)
     result = matmul(x, w, precision=precision, array=(4, 3), mul_stages=stages[0], add_stages=stages[1],
-                    accumulator=accumulator)
+                    accumulation=accumulator)
     sequential = golden_matmul(x, w, precision=precision, array=(4, 3))
     assert result.y.shape == (m, n) and not np.array_equal(result.y, sequential.y)
 
 
 #: A column-accumulator MXU: the window adder pipelined (an alignment register), 20-bit window.
-COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulator="column:w=20")
+COLUMN = dict(rows=3, cols=2, mul_stages=1, add_stages=2, accumulation="column:w=20")
 
 
 #: The bound anchor: the tree of the row's exponents a register per level (3 levels over 5
 #: rows, 2 during the multiplier's 3 stages: a cycle of anchor_wait).
-BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,anchor=bound")
+BOUND = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulation="column:w=24,anchor=bound")
 #: The 12x12 column array's element (W=26, bound anchor, m5a5: the selected weight and the
 #: product before the compare registered) with its products in instantiated ECP5
 #: MULT18X18D blocks, their own registers in use, and its output FIFO in DP16KD blocks with
 #: their output registers, simulated with hdl/ecp5_mult18x18d_sim.v and hdl/ecp5_dp16kd_sim.v.
-ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=26,anchor=bound", mul_dsp="ecp5",
+ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulation="column:w=26,anchor=bound", mul_dsp="ecp5",
                 fifo_ram="ecp5")
 
 
 #: The exact anchor: an exponent array ahead of the elements (rows + 1 - mul_stages cycles
 #: of anchor_wait), sticky; and the README's array's element (W=30, sticky, m5a5) with
 #: MULT18X18D products and the DP16KD FIFO.
-EXACT = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=24,sticky,anchor=exact")
-EXACT_ECP5 = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulator="column:w=30,sticky,anchor=exact",
+EXACT = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulation="column:w=24,sticky,anchor=exact")
+EXACT_ECP5 = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulation="column:w=30,sticky,anchor=exact",
                   mul_dsp="ecp5", fifo_ram="ecp5")
 
 
 #: Normalisation points after rows 2 and 4 of 5 (G not dividing rows): a sticky window
 #: narrower than the rounded fp32 sum it restarts from (its low bits truncated).
-GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2,sticky")
+GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulation="column:w=20,g=2,sticky")
 #: The bound anchor carried past each point (the rounded sum may move it up).
-GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulator="column:w=18,g=2,anchor=bound")
+GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulation="column:w=18,g=2,anchor=bound")
 
 
 @pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, EXACT, pytest.param(EXACT_ECP5, marks=pytest.mark.thorough),
@@ -203,14 +203,14 @@ def test_column_accumulator_every_fp8_pair_on_a_two_row_column(accumulator, tile
     meeting every other in both positions."""
     from golden.mxu import stream
 
-    model = MxuModel(dict(rows=2, cols=1, in_fmt="fp8_e4m3", accumulator=accumulator))
+    model = MxuModel(dict(rows=2, cols=1, in_fmt="fp8_e4m3", accumulation=accumulator))
     codes = np.arange(256, dtype=np.uint64)
     xs = np.stack([np.repeat(codes, 256), np.tile(codes, 256)], axis=1)
     for t in range(0, 64, 64 // tiles):
         w = np.array([[4 * t + 1], [(4 * t + 131) % 256]], np.uint64)
         swaps = np.zeros(len(xs), bool)
         out = model.run(xs, [w], swaps, x_bubbles=0, w_bubbles=0, y_stalls=0)
-        want = stream(xs, [w], swaps, in_fmt="fp8_e4m3", accumulator=accumulator)
+        want = stream(xs, [w], swaps, in_fmt="fp8_e4m3", accumulation=accumulator)
         assert np.array_equal(out["y"], want.y), f"tile {t}: {np.flatnonzero((out['y'] != want.y).any(axis=1))[:5]}"
         assert out["flags"] == int(np.bitwise_or.reduce(want.row_flags[:, 0])), f"tile {t}"
 
@@ -239,7 +239,7 @@ def test_normalisation_point_flags_reach_the_output(planted):
     w = np.full((GROUPED["rows"], GROUPED["cols"]), 0x3F80, np.uint64)    # 1.0
     swaps = np.zeros(len(xs), bool)
     out = model.run(xs, [w], swaps, **HANDSHAKES)
-    want = stream(xs, [w], swaps, accumulator=GROUPED["accumulator"])
+    want = stream(xs, [w], swaps, accumulation=GROUPED["accumulation"])
     golden_flags = int(np.bitwise_or.reduce(want.row_flags[:, 0]))
     assert golden_flags == 0b00101                          # overflow and inexact, from the point alone
     assert np.array_equal(out["y"], want.y)
@@ -266,7 +266,7 @@ def test_exact_anchor_at_the_top_of_the_range():
     w[0] = 0x3F80                                            # 1.0: x * 1.0 keeps its exponent
     swaps = np.zeros(len(xs), bool)
     out = model.run(xs, [w], swaps, **HANDSHAKES)
-    want = stream(xs, [w], swaps, accumulator=EXACT["accumulator"])
+    want = stream(xs, [w], swaps, accumulation=EXACT["accumulation"])
     assert np.any(want.y[::3, 0] == 0x7F000000)             # 2^127, exact: the clipped anchor's case
     assert np.any((want.y & 0x7F800000) == 0x7F800000) and np.any((want.y >> 23 & 0xFF) >= 0xFC)
     assert np.array_equal(out["y"], want.y), np.argwhere(out["y"] != want.y)[:5]
@@ -285,6 +285,6 @@ def test_bound_anchor_after_a_point_is_the_tiles_not_the_moved_windows():
     w = np.full((GROUPED_BOUND["rows"], GROUPED_BOUND["cols"]), 0x3FC0, np.uint64)
     swaps = np.zeros(len(xs), bool)
     out = model.run(xs, [w], swaps, **HANDSHAKES)
-    want = stream(xs, [w], swaps, accumulator=GROUPED_BOUND["accumulator"])
+    want = stream(xs, [w], swaps, accumulation=GROUPED_BOUND["accumulation"])
     assert int(want.y[0, 0]) == 0x3BC18000                # (1 + 2^-1 + 2^-7 + 2^-8) * 2^-8, exact
     assert np.array_equal(out["y"], want.y) and out["flags"] == 0

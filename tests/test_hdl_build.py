@@ -74,9 +74,14 @@ def test_subcommand_flags_name_and_manifest(tmp_path):
     (["mxu", "--out-rounding", "rne", "--sr-bits", "8"], "sr_bits=8 needs stochastic rounding"),
     (["mxu", "--acc-fmt", "fp16"], "acc_fmt fp16 must hold an exact bf16 product"),
     (["mxu", "--add-stages", "22"], "add_stages must be in 0..21, not 22"),
-    (["window_add", "--accumulator", "fp32"], "accumulator 'fp32': a column unit needs column[:w=W][,g=G][,sticky][,"),
-    (["window_add", "--accumulator", "column:w=99"], "accumulator: accumulator window must be in 8..48, not 99"),
-    (["window_add", "--accumulator", "column:w=12"], "accumulator window must be at least the products' 16"),
+    (["window_add", "--accumulation", "sequential"], "accumulation 'sequential': a column unit needs column[:w=W][,g=G]"),
+    (["window_add", "--accumulation", "column:w=99"], "accumulation: accumulator window must be in 8..48, not 99"),
+    (["window_add", "--accumulation", "column:w=12"], "accumulator window must be at least the products' 16"),
+    (["mxu", "--accumulation", "kahan"], "accumulation 'kahan': use sequential or column"),
+    (["mxu", "--accumulation", "sequential", "--accumulator", "column:w=26"],
+     "--accumulation sequential and --accumulator column:w=26 differ (--accumulator is the old spelling"),
+    (["window_add", "--accumulator", "column:w=20", "--accumulation", "column:w=22"],
+     "--accumulator column:w=20 and --accumulation column:w=22 differ"),
     (["window_add", "--term", "sum"], "term must be one of product, rounded, not 'sum'"),
     (["window_add", "--late-sum"], "late_sum needs an anchor that cannot move (anchor=bound, term=product)"),
     (["window_add", "--stages", "7"], "stages must be in 0..6, not 7"),
@@ -90,6 +95,27 @@ def test_bad_arguments_exit_2_with_one_line(args, message, tmp_path):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "build").exists()
+
+
+def test_old_spellings_of_the_accumulation_write_the_same_files(tmp_path):
+    """``--accumulator`` and ``fp32``, the old spellings of ``--accumulation`` and
+    ``sequential``: the same files, the manifest recording ``accumulation: sequential``; the
+    old flag is not in the help."""
+    for folder, args in (("old", ["--accumulator", "fp32"]), ("new", ["--accumulation", "sequential"]),
+                         ("old_column", ["--accumulator", "column:w=20,g=2"]),
+                         ("new_column", ["--accumulation", "column:w=20,g=2"])):
+        proc = _cli("mxu", "--rows", "3", "--cols", "2", *args, "-o", folder, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    for old, new, spec in (("old", "new", "sequential"), ("old_column", "new_column", "column:w=20,g=2")):
+        files = sorted(p.name for p in (tmp_path / old).iterdir())
+        assert files == sorted(p.name for p in (tmp_path / new).iterdir())
+        assert all((tmp_path / old / f).read_bytes() == (tmp_path / new / f).read_bytes() for f in files)
+        manifest = json.loads(next((tmp_path / new).glob("mxu_*.json")).read_text())
+        assert manifest["parameters"]["accumulation"] == spec and "accumulator" not in manifest["parameters"]
+    component, values = UNITS["window_add"].build(accumulator="column:w=20")
+    assert values["accumulation"] == "column:w=20" and component.accumulation == ColumnAccumulator(window=20)
+    shown = _cli("mxu", "--help", cwd=tmp_path).stdout
+    assert "--accumulation" in shown and "--accumulator" not in shown
 
 
 def test_mxu_options_shape_the_ports(tmp_path):
@@ -124,9 +150,9 @@ def test_list_and_help(tmp_path):
     (lambda: MXU(rows=2, cols=2, convert_inputs=1), "convert_inputs must be True or False"),
     (lambda: MXU(rows=2, cols=2, out_rounding="up"), "out_rounding: unknown rounding 'up'"),
     (lambda: MXU(rows=2.0, cols=2), "rows must be an integer"),
-    (lambda: RunningWindowAdder(accumulator=ColumnAccumulator(window=20), term="sum"),
+    (lambda: RunningWindowAdder(accumulation=ColumnAccumulator(window=20), term="sum"),
      "term must be one of product, rounded, not 'sum'"),
-    (lambda: NormalisationPoint(accumulator=ColumnAccumulator(window=20), add_stages=99),
+    (lambda: NormalisationPoint(accumulation=ColumnAccumulator(window=20), add_stages=99),
      r"add_stages must be in 0\.\.\d+, not 99"),
     (lambda: MXU(rows=2, cols=2, mul_dsp="xilinx"), "mul_dsp must be one of inferred, ecp5, not 'xilinx'"),
     (lambda: MXU(rows=2, cols=2, fifo_ram="bram"), "fifo_ram must be one of block, lut, ecp5, not 'bram'"),
@@ -169,10 +195,10 @@ def test_stages_split_the_longest_segment_first():
 
 #: The bound anchor's exponent arithmetic, linted too: its offset is negative for bf16
 #: products into fp32 and positive for fp8 ones (two ways of writing the add).
-BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound")),
-              ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8,anchor=bound"))]
+BOUND_MXUS = [("mxu", dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulation="column:w=20,anchor=bound")),
+              ("mxu", dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulation="column:w=8,anchor=bound"))]
 #: Instantiated MULT18X18D and DP16KD blocks, linted with their simulation models.
-ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound",
+ECP5_DSP_MXUS = [("mxu", dict(rows=3, cols=2, mul_stages=4, add_stages=4, accumulation="column:w=26,anchor=bound",
                               mul_dsp="ecp5", fifo_ram="ecp5"))]
 
 
@@ -203,7 +229,7 @@ def test_normalisation_point_lint_reports_only_its_unused_reset(tmp_path):
     the clock domain's ``rst`` port, which the lint reports as the one unused input."""
     if runner.verilator_bin() is None:
         pytest.skip(runner.available("verilator"))
-    component, values = UNITS["norm_point"].build(accumulator="column:w=18,anchor=bound")
+    component, values = UNITS["norm_point"].build(accumulation="column:w=18,anchor=bound")
     v_path, _ = emit(UNITS["norm_point"], component, values, tmp_path)
     problems = runner.lint(v_path)
     assert len(problems) == 1 and problems[0].endswith("Signal is not used: 'rst'"), problems

@@ -19,10 +19,10 @@ SIZES = [
     # The column accumulator: a narrow sticky window, pipelined, accumulators and output rounding;
     # fp8 products in an 8-bit window, the output FIFO in instantiated ECP5 block RAMs (their
     # output registers: a cycle more latency; simulated with their model).
-    dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulator="column:w=16,sticky", acc_depth=4,
+    dict(rows=3, cols=2, mul_stages=2, add_stages=3, accumulation="column:w=16,sticky", acc_depth=4,
          out_rounding="rne"),
-    dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulator="column:w=8", acc_depth=2, fifo_ram="ecp5"),
-    dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulator="column:w=20,anchor=bound", out_rounding="sr",
+    dict(rows=2, cols=2, in_fmt="fp8_e4m3", accumulation="column:w=8", acc_depth=2, fifo_ram="ecp5"),
+    dict(rows=4, cols=3, mul_stages=3, add_stages=2, accumulation="column:w=20,anchor=bound", out_rounding="sr",
          acc_depth=2),
 ]
 #: Only with ``--regress-large``: the 8x8 array (a minute of Verilator and C++ compilation).
@@ -103,21 +103,49 @@ def test_mxu_options_are_checked_and_described():
     # multiplier's 4 stages, so the rows wait a cycle; the rounders' result registers one
     # more (latency 52 + 2). Over 5 rows at m3: 3 levels, 2 during the multiplier; latency 32
     # needs 34 credits: 64.
-    bound = MXU(rows=12, cols=12, mul_stages=4, add_stages=4, accumulator="column:w=26,anchor=bound")
+    bound = MXU(rows=12, cols=12, mul_stages=4, add_stages=4, accumulation="column:w=26,anchor=bound")
     assert (bound.anchor_wait, bound.result_register, bound.latency, bound.drain_cycles) == (1, 1, 54, 2 * 11 + 11 + 1)
     # A fifth add stage registers the product before the compare (a cycle in all), not the
     # partial sum after the add (a cycle per row); a sixth takes that too.
     assert [(a.sum_wait, a.psum_latency, a.latency) for a in (
-        MXU(rows=12, cols=12, mul_stages=4, add_stages=s, accumulator="column:w=26,anchor=bound") for s in (5, 6))] \
+        MXU(rows=12, cols=12, mul_stages=4, add_stages=s, accumulation="column:w=26,anchor=bound") for s in (5, 6))] \
         == [(4, 2, 55), (4, 3, 67)]
-    small = MXU(rows=5, cols=5, mul_stages=3, add_stages=4, accumulator="column:w=26,anchor=bound")
+    small = MXU(rows=5, cols=5, mul_stages=3, add_stages=4, accumulation="column:w=26,anchor=bound")
     assert (small.anchor_wait, small.latency, small.fifo_depth) == (1, 32, 64)
     # Normalisation points after rows 2 and 4 of 5: each point_latency cycles in the formulas.
-    points = MXU(rows=5, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=20,g=2")
+    points = MXU(rows=5, cols=2, mul_stages=1, add_stages=1, accumulation="column:w=20,g=2")
     assert (points.point_rows, points.round_stages, points.point_latency) == ([2, 4], 2, 5)
     assert (points.array_latency, points.drain_cycles) == (5 * 2 + 1 + 2 + 1 + 2 + 2 * 5, 4 * 2 + 2 * 5 + 1)
     assert set(MXU(rows=2, cols=2, axi_stream=True).signature.members) >= {
         "s_axis_w_tdata", "s_axis_x_tdata", "s_axis_x_tuser", "m_axis_y_tready", "flags", "flags_clear"}
+
+
+def test_old_spellings_of_the_accumulation_resolve_alike():
+    """``accumulator=`` and ``fp32``, the old spellings of ``accumulation=`` and
+    ``sequential``, still resolve (MXU, resolve, ElementPlan) to the same design; both
+    keywords with different values are an error naming both."""
+    from hdl.build import UNITS, module_name
+    from hdl.mxu import MXU
+    from hdl.mxu.config import resolve
+    from hdl.mxu.element import ElementPlan
+
+    def described(function, implementation):
+        return function.accumulation.spec, {**vars(function), "accumulation": None}, implementation
+
+    assert described(*resolve(rows=2, cols=2, accumulator="fp32")) == \
+        described(*resolve(rows=2, cols=2, accumulation="sequential"))
+    assert described(*resolve(rows=3, cols=2, accumulator="column:w=20,g=2")) == \
+        described(*resolve(rows=3, cols=2, accumulation="column:w=20,g=2"))
+    names = {module_name(UNITS["mxu"], MXU(rows=2, cols=2, **kw)) for kw in (
+        dict(accumulator="column:w=26,anchor=bound"), dict(accumulation="column:w=26,anchor=bound"))}
+    assert names == {"mxu_2x2_bf16_fp32_m0a0_colw26b"}
+    old, new = (ElementPlan(terms=4, **kw) for kw in (dict(accumulator="column:w=26"), dict(accumulation="column:w=26")))
+    assert (old.accumulation.spec, old.psum_latency) == (new.accumulation.spec, new.psum_latency)
+    for make in (MXU, resolve, lambda **kw: ElementPlan(**{k: v for k, v in kw.items() if k not in ("rows", "cols")})):
+        with pytest.raises(TypeError, match="accumulation='sequential' and accumulator='column:w=26' .* differ"):
+            make(rows=2, cols=2, accumulation="sequential", accumulator="column:w=26")
+    with pytest.raises(ValueError, match="accumulation 'kahan': use sequential or column"):
+        resolve(rows=2, cols=2, accumulation="kahan")
 
 
 def test_options_are_described_once():
@@ -135,9 +163,9 @@ def test_options_are_described_once():
     assert UNITS["mxu"].params == OPTIONS
     assert parameter_table() in (Path(__file__).resolve().parent.parent / "docs" / "mxu.md").read_text()
     named = {f.name for f in fields(MXUFunction)} | {f.name for f in fields(MXUImplementation)}
-    assert {"accumulation" if p.name == "accumulator" else p.name for p in OPTIONS} <= named
-    assert describes(next(p for p in OPTIONS if p.name == "accumulator")) is MXUFunction
-    grammar = next(p for p in OPTIONS if p.name == "accumulator").values.split(", ")[1]
+    assert {p.name for p in OPTIONS} <= named
+    assert describes(next(p for p in OPTIONS if p.name == "accumulation")) is MXUFunction
+    grammar = next(p for p in OPTIONS if p.name == "accumulation").values.split(", ")[1]
     for command in (["hdl.build", "mxu"], ["sim.formal", "mxu"], ["sim.compiled.matmul"], ["sim.regress", "mxu"]):
         shown = subprocess.run([sys.executable, "-m", *command, "--help"], capture_output=True, text=True,
                                env={**__import__("os").environ, "COLUMNS": "400"}).stdout

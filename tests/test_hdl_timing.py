@@ -148,34 +148,34 @@ def test_target_mhz_prints_predicted_and_measured(tmp_path):
     assert "predicted" in proc.stdout and "measured 141.62 MHz (docs/timing.csv)" in proc.stdout
 
 
-_HEADER = ("arch,rows,cols,mul_stages,add_stages,pe,accumulator,source,floorplan,harness,keep,sync_resets,fits,"
+_HEADER = ("arch,rows,cols,mul_stages,add_stages,pe,accumulation,source,floorplan,harness,keep,sync_resets,fits,"
            "fmax_mhz,seed,extra,note")
 _FLOW = "verilog,dsp,scrambled,\"weight path, tag\",inferred"
 
 
-def _row(size, depth, fmax, seed=1, pe="fused", accumulator="output", flow=_FLOW, fits=True, note=""):
+def _row(size, depth, fmax, seed=1, pe="fused", accumulation="output", flow=_FLOW, fits=True, note=""):
     (rows, cols), (m, a) = size, depth
-    return f"ecp5,{rows},{cols},{m},{a},{pe},{accumulator},{flow},{fits},{fmax},{seed},x,{note}"
+    return f"ecp5,{rows},{cols},{m},{a},{pe},{accumulation},{flow},{fits},{fmax},{seed},x,{note}"
 
 
 def _figure(tmp_path, rows, design, model=lambda m, a: 100.0):
     from hdl.array_timing import array_mhz
     path = tmp_path / "mxu-pnr.csv"
     path.write_text("\n".join([_HEADER, *rows]) + "\n")
-    defaults = {"rows": 4, "cols": 4, "mul_stages": 0, "add_stages": 0, "accumulator": "output", "axi_stream": False}
+    defaults = {"rows": 4, "cols": 4, "mul_stages": 0, "add_stages": 0, "accumulation": "output", "axi_stream": False}
     return array_mhz("ecp5", {**defaults, "pe": "fused", **design}, defaults, model, path)
 
 
 def test_array_figure_is_the_median_of_its_own_runs(tmp_path):
     """Exactly this design in the shipped flow: the median of its seeds, never another flow's,
-    element kind's or accumulator's runs (a column named like a parameter selects)."""
+    element kind's or accumulation's runs (a column named like a parameter selects)."""
     runs = [_row((4, 4), (4, 6), f, seed) for f, seed in ((120.0, 1), (110.0, 2), (125.0, 3))]
-    others = [_row((4, 4), (4, 6), 150.0, 4, pe="generic"), _row((4, 4), (4, 6), 150.0, 5, accumulator="column"),
+    others = [_row((4, 4), (4, 6), 150.0, 4, pe="generic"), _row((4, 4), (4, 6), 150.0, 5, accumulation="column"),
               _row((4, 4), (4, 6), 150.0, 6, flow="verilog,dsp,scrambled,\"weight path, tag\",none")]
     figure = _figure(tmp_path, runs + others, dict(mul_stages=4, add_stages=6))
     assert figure["mhz"] == 120.0 and figure["design"] == "4x4 m4a6 fused"
     assert figure["measured"] == "median of seeds 1, 2, 3 (110-125 MHz)"
-    assert _figure(tmp_path, runs, dict(mul_stages=4, add_stages=6, accumulator="column"))["mhz"] == 100.0
+    assert _figure(tmp_path, runs, dict(mul_stages=4, add_stages=6, accumulation="column"))["mhz"] == 100.0
     assert _figure(tmp_path, [_row((9, 9), (4, 6), 0, fits=False, note="needs 89k LUTs")],
                    dict(rows=9, cols=9, mul_stages=4, add_stages=6))["mhz"] is None
 
@@ -203,14 +203,14 @@ def test_array_figure_elsewhere_is_the_model_derated_by_the_nearest_sizes(tmp_pa
 
 
 def _shipped_runs():
-    """docs/mxu-pnr.csv's ECP5 fused runs of the default design (fp32 accumulator, inferred
+    """docs/mxu-pnr.csv's ECP5 fused runs of the default design (sequential accumulation, inferred
     multiplies, the portable FIFO) in the shipped flow, by (rows, cols, m, a)."""
     import csv
     from hdl.array_timing import FLOW, MXU_PNR_CSV, SIZE_AND_DEPTH
     runs = {}
     for row in csv.DictReader(MXU_PNR_CSV.open()):
-        if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulator"], row["mul_dsp"],
-                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "fp32", "inferred", "block") and \
+        if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulation"], row["mul_dsp"],
+                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "sequential", "inferred", "block") and \
                 all(row[k] == v for k, v in FLOW.items()):
             runs.setdefault(tuple(int(row[k]) for k in SIZE_AND_DEPTH), []).append(float(row["fmax_mhz"]))
     return runs

@@ -24,9 +24,9 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
     pytest.param("mxu", dict(rows=2, cols=2, mul_stages=0, add_stages=0, **TAGS), marks=pytest.mark.thorough),
     ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
     # The column accumulator: window elements and a pipelined column rounder (2x2: --formal-large).
-    ("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulator="column:w=8", **TAGS)),
+    ("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulation="column:w=8", **TAGS)),
 ], ids=lambda v: v if isinstance(v, str) else "x".join(str(v[k]) for k in ("rows", "cols", "mul_stages", "add_stages"))
-   + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-" + v["accumulator"].replace(":", "-") if "accumulator" in v else "")
+   + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-" + v["accumulation"].replace(":", "-") if "accumulation" in v else "")
    if "rows" in v else f"d{v['depth']}" + (f"-{v['ram']}" if "ram" in v else ""))
 def test_proved_and_covers_reached(kind, params, tmp_path):
     report = check_stream(kind, params, work=tmp_path)
@@ -39,18 +39,18 @@ def test_proved_and_covers_reached(kind, params, tmp_path):
 #: The larger sizes of docs/formal-streams.md's table, proved only with ``pytest --formal-large``.
 LARGE = [dict(rows=1, cols=3), dict(rows=2, cols=2, mul_stages=1, add_stages=1),
          dict(rows=1, cols=4), dict(rows=1, cols=3, mul_stages=2, add_stages=2), dict(rows=3, cols=3),
-         dict(rows=4, cols=4), dict(rows=2, cols=2, mul_stages=1, add_stages=1, accumulator="column:w=8"),
-         dict(rows=3, cols=3, mul_stages=1, add_stages=2, accumulator="column:w=8"),
+         dict(rows=4, cols=4), dict(rows=2, cols=2, mul_stages=1, add_stages=1, accumulation="column:w=8"),
+         dict(rows=3, cols=3, mul_stages=1, add_stages=2, accumulation="column:w=8"),
          # The bound anchor (a window wide enough that the tags stay in its sum field).
-         dict(rows=2, cols=2, mul_stages=2, add_stages=1, accumulator="column:w=16,anchor=bound"),
+         dict(rows=2, cols=2, mul_stages=2, add_stages=1, accumulation="column:w=16,anchor=bound"),
          # A normalisation point after row 2 (its registers in the skew, tags, drain and latency;
          # k = 27, 4.5 minutes wall beside a place and route).
-         dict(rows=3, cols=2, accumulator="column:w=8,g=2")]
+         dict(rows=3, cols=2, accumulation="column:w=8,g=2")]
 
 
 @pytest.mark.formal_large
-@pytest.mark.parametrize("large", LARGE, ids=lambda v: "x".join(str(n) for k, n in v.items() if k != "accumulator")
-                         + ("-column" if "accumulator" in v else ""))
+@pytest.mark.parametrize("large", LARGE, ids=lambda v: "x".join(str(n) for k, n in v.items() if k != "accumulation")
+                         + ("-column" if "accumulation" in v else ""))
 def test_larger_arrays_proved(large, tmp_path):
     report = check_stream("mxu", {"mul_stages": 0, "add_stages": 0, **large, **TAGS}, work=tmp_path, timeout=7200)
     assert report["result"] == "proved" and report["covers"]["unreached"] == 0, report

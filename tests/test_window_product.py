@@ -29,14 +29,14 @@ def _values(rng, fmt, n):
     return values
 
 
-def run(in_fmt, acc_fmt, accumulator, n=1500, seed=1):
+def run(in_fmt, acc_fmt, accumulation, n=1500, seed=1):
     """Per random pair: the two products' fields and both adders' results and flags."""
     rng = np.random.default_rng(seed)
     xs, ws = _values(rng, in_fmt, n), _values(rng, in_fmt, n)
     slack, sums = rng.integers(0, 4, n), rng.integers(-(1 << 20), 1 << 20, n)
     terms = 16
     exact, window = ExactProduct(in_fmt=in_fmt, acc_fmt=acc_fmt), WindowProduct(in_fmt=in_fmt, acc_fmt=acc_fmt)
-    adders = [cls(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulator=accumulator, terms=terms)
+    adders = [cls(in_fmt=in_fmt, acc_fmt=acc_fmt, accumulation=accumulation, terms=terms)
               for cls in (LateBoundWindowAdder, ExactWindowAdder)]
     m = Module()
     m.submodules += [exact, window, *adders]
@@ -65,12 +65,12 @@ def run(in_fmt, acc_fmt, accumulator, n=1500, seed=1):
     return rows, 2 * in_fmt.precision
 
 
-@pytest.mark.parametrize("in_fmt, acc_fmt, accumulator", [
+@pytest.mark.parametrize("in_fmt, acc_fmt, accumulation", [
     ("bf16", "fp32", "column:w=30,sticky,anchor=exact"), ("bf16", "fp32", "column:w=24,anchor=exact"),
     ("fp8_e4m3", "bf16", "column:w=16,sticky,anchor=exact")])
-def test_window_product_and_adder_are_the_bound_elements(in_fmt, acc_fmt, accumulator):
-    from golden.column import accumulator_param
-    rows, width = run(parse_format(in_fmt), parse_format(acc_fmt), accumulator_param("accumulator", accumulator))
+def test_window_product_and_adder_are_the_bound_elements(in_fmt, acc_fmt, accumulation):
+    from golden.column import accumulation_param
+    rows, width = run(parse_format(in_fmt), parse_format(acc_fmt), accumulation_param("accumulation", accumulation))
     ordinary = 0
     for r in rows:
         e, w = r["exact"], r["window"]

@@ -11,7 +11,7 @@ custom VJP, backward) in place of ``jnp.dot``:
 * ``mxu-x1-bf16-rne``, ``mxu-x1-bf16-sr``: one pass, weights kept in bf16 and updated
   through the SR unit's rounding (RNE or ``sr``, xorshift lanes: ``golden.experiments.mlp.Weights``).
 
-``--accumulator`` chooses how the ``mxu-*`` variants' products sum (``fp32``, the default,
+``--accumulation`` chooses how the ``mxu-*`` variants' products sum (``sequential``, the default,
 or a column accumulator ``column:w=W,...``: golden.column; slower, on the integer model).
 
 Reported per epoch: training and test loss, test accuracy. Also measured: what JAX on the
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..column import accumulator_param, spelling
+from ..column import SEQUENTIAL, accumulation_arg, accumulation_param, spelling
 from ..tools.cli import progress
 from ..rounding import Rounding
 from .mlp import BF16, Counters, Variant, initial_weights, load_digits_split, minibatches
@@ -70,9 +70,11 @@ def cpu_presets() -> dict[str, float]:
 
 
 def train_variant(name: str, data, *, hidden: int, batch: int, epochs: int, lr: float, seed: int, on_step=None,
-                  accumulator=None):
-    """One variant: a dict per epoch (losses, accuracy); ``accumulator`` sums the
-    products of ``golden.jax.dot`` (``"fp32"`` or a column accumulator)."""
+                  accumulation=None, accumulator=None):
+    """One variant: a dict per epoch (losses, accuracy); ``accumulation`` sums the
+    products of ``golden.jax.dot`` (``"sequential"`` or a column accumulator; ``accumulator``:
+    its old name)."""
+    accumulation = accumulation_arg(accumulation, accumulator)
     jax, jnp, golden_jax = _jax()
     precision, rounding = VARIANTS[name]
     x_train, y_train, x_test, y_test = data
@@ -80,7 +82,7 @@ def train_variant(name: str, data, *, hidden: int, batch: int, epochs: int, lr: 
     def dot(a, b):
         if precision is None:
             return jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST)
-        return golden_jax.dot(a, b, precision=precision, accumulator=accumulator)
+        return golden_jax.dot(a, b, precision=precision, accumulation=accumulation)
 
     def logits_of(w1, w2, x):
         h = jnp.maximum(dot(x, w1), 0)
@@ -119,8 +121,8 @@ def plot(rows, path: Path):
 def add_arguments(p):
     """The sub-command's options."""
     add_training_arguments(p, epochs=10, variants=VARIANTS)
-    p.add_argument("--accumulator", default="fp32",
-                   help="how the mxu-* variants' products sum: fp32 (default: every add rounded) or "
+    p.add_argument("--accumulation", default=SEQUENTIAL,
+                   help=f"how the mxu-* variants' products sum: {SEQUENTIAL} (default: every add rounded) or "
                         + spelling())
 
 
@@ -128,7 +130,7 @@ def run(args, p) -> int:
     """Run with parsed ``args``; ``p.error`` reports a bad option."""
     names = training_variants(args, p, VARIANTS)
     try:
-        accumulator = accumulator_param("--accumulator", args.accumulator)
+        accumulation = accumulation_param("--accumulation", args.accumulation)
     except (TypeError, ValueError) as error:
         p.error(str(error))
     try:
@@ -143,12 +145,12 @@ def run(args, p) -> int:
         for name in names:
             bar.set_postfix_str(name)
             rows += train_variant(name, data, hidden=args.hidden, batch=args.batch, epochs=args.epochs, lr=args.lr,
-                                  seed=args.seed, on_step=lambda: bar.update(1), accumulator=accumulator)
+                                  seed=args.seed, on_step=lambda: bar.update(1), accumulation=accumulation)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / "jax-train.csv")
     plot(rows, args.out / "jax-train.png")
     print(f"jax-train: MLP 64-{args.hidden}-10 on digits, {args.epochs} epochs, batch {args.batch}, lr {args.lr}, "
-          f"seed {args.seed}, accumulator {accumulator or 'fp32'} ({time.perf_counter() - start:.0f} s); "
+          f"seed {args.seed}, accumulation {accumulation or SEQUENTIAL} ({time.perf_counter() - start:.0f} s); "
           "last epoch:")
     print(f"{'variant':<16} {'test acc':>8} {'test loss':>9} {'train loss':>10}")
     last = {r["variant"]: r for r in rows}

@@ -5,7 +5,7 @@ narrow format (TF32, bf16) by RNE, stochastic rounding ("mode 1", ``sr``) or sto
 half rounding ("mode 2", ``sr-half``) with xorshift bits. Two accumulators:
 
 * ``fp32``: the running sum is fp32, every add rounded with RNE (the MXU's way); or,
-  with ``--accumulator column:w=W,...``, the products are one column of a column
+  with ``--accumulation column:w=W,...``, the products are one column of a column
   accumulator (golden.column; a column holds at most 8,191 terms between normalisation
   points, so a longer ``--n-max`` needs ``g=G``);
 * ``narrow``: the running sum is kept in the narrow format, each add's exact result
@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import xorshift
 from ..bits import to_float64
-from ..column import MAX_TERMS, ColumnAccumulator, accumulator_param, reduce_column, spelling
+from ..column import (MAX_TERMS, SEQUENTIAL, ColumnAccumulator, accumulation_arg, accumulation_param, reduce_column,
+                      spelling)
 from ..formats import BF16, FP32, TF32, FloatFormat
 from ..ops import add, convert, convert_sr_bits, multiply
 from ..tools.cli import progress, save_figure
@@ -191,10 +192,10 @@ def round_inputs(values, fmt: FloatFormat, rounding: Rounding, seeds):
 
 
 def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int, trials: int,
-                   seed: int, checkpoints, rounder=round_inputs, accumulator=None):
+                   seed: int, checkpoints, rounder=round_inputs, accumulation=None):
     """Rows of one (format, mode): both vector kinds run as lanes of the same calls.
     ``rounder`` is :func:`round_inputs` or a stand-in with its signature (the RTL);
-    ``accumulator`` (a ColumnAccumulator) replaces the sequential fp32 sum."""
+    ``accumulation`` (a ColumnAccumulator) replaces the sequential fp32 sum."""
     rng = np.random.default_rng(seed)
     vectors = {kind: make_vectors(kind, trials, n_max, rng) for kind in VECTORS}
     a = np.concatenate([vectors[kind][0] for kind in VECTORS])
@@ -212,15 +213,15 @@ def _sr_dot_config(fmt: FloatFormat, rounding: Rounding, config: int, n_max: int
     products, flags = multiply(ra, rb, fmt, FP32)
     assert not (flags & (Flags.INEXACT | Flags.INVALID)).any(), "narrow products are exact in fp32"
     sums = {
-        "fp32": to_float64(fp32_accumulate(products, checkpoints), FP32) if accumulator is None else
-        to_float64(column_accumulate(ra, rb, fmt, accumulator, checkpoints), FP32),
+        "fp32": to_float64(fp32_accumulate(products, checkpoints), FP32) if accumulation is None else
+        to_float64(column_accumulate(ra, rb, fmt, accumulation, checkpoints), FP32),
         "narrow": to_float64(narrow_accumulate(products, sum_rand, fmt, rounding, checkpoints), fmt),
     }
     reference = {kind: exact_prefix_sums(*vectors[kind], checkpoints) for kind in VECTORS}
     rows = []
     for name, values in sums.items():
-        if name == "fp32" and accumulator is not None:
-            name = str(accumulator)
+        if name == "fp32" and accumulation is not None:
+            name = str(accumulation)
         for v, kind in enumerate(VECTORS):
             with np.errstate(invalid="ignore"):
                 rel = np.abs(values[v * trials:(v + 1) * trials] - reference[kind]) / reference[kind]
@@ -243,19 +244,19 @@ LIMITS = {"n_max": (10, 10_000_000), "trials": (1, 1000), "points": (2, 100), "s
 
 
 def sr_dot(n_max: int, trials: int, points: int, seed: int, workers: int = 1, progress=None,
-           rounder=round_inputs, accumulator=None):
+           rounder=round_inputs, accumulation=None, accumulator=None):
     """Run the experiment on ``workers`` processes; return rows of results (dicts).
     ``rounder`` rounds the inputs (see :func:`_sr_dot_config`; picklable with workers);
-    ``accumulator`` (``"fp32"``, the default, or a column accumulator) sums the products
-    in place of the sequential fp32 chain."""
+    ``accumulation`` (``"sequential"``, the default, or a column accumulator; ``accumulator``:
+    its old name) sums the products in place of the sequential fp32 chain."""
     n_max, trials, points, seed, workers = (int_param(name, value, *LIMITS[name]) for name, value in
                                             zip(LIMITS, (n_max, trials, points, seed, workers)))
-    accumulator = accumulator_param("accumulator", accumulator)
-    check_accumulator(accumulator, n_max)
+    accumulation = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
+    check_accumulator(accumulation, n_max)
     checkpoints = np.unique(np.round(np.logspace(1, np.log10(n_max), points)).astype(np.int64))
     configs = [(fmt, rounding) for fmt in FORMATS for rounding in MODES]
     # Every configuration draws the same vectors (same seed) and its own xorshift lanes.
-    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints, rounder, accumulator)
+    jobs = [(fmt, rounding, i + 1, n_max, trials, seed, checkpoints, rounder, accumulation)
             for i, (fmt, rounding) in enumerate(configs)]
     results = {}
     if workers > 1:
@@ -346,8 +347,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of vectors and xorshift lanes, 0..2**20 (default 1)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes, 1..64 (default: 2, or 1 on a single core)")
-    p.add_argument("--accumulator", default="fp32",
-                   help="the MXU's accumulator: fp32 (default: every add rounded) or "
+    p.add_argument("--accumulation", default=SEQUENTIAL,
+                   help=f"how the MXU's column sums: {SEQUENTIAL} (default: every add rounded) or "
                         f"{spelling()} (at most {MAX_TERMS - 1} terms "
                         "between normalisation points)")
 
@@ -359,8 +360,8 @@ def run(args, p) -> int:
     check_ranges(p, [(f"--{name.replace('_', '-')}", getattr(args, name), lo, hi)
                      for name, (lo, hi) in LIMITS.items()])
     try:
-        accumulator = accumulator_param("--accumulator", args.accumulator)
-        check_accumulator(accumulator, args.n_max)
+        accumulation = accumulation_param("--accumulation", args.accumulation)
+        check_accumulator(accumulation, args.n_max)
     except (TypeError, ValueError) as error:
         p.error(str(error))
     start = time.perf_counter()
@@ -369,7 +370,7 @@ def run(args, p) -> int:
             bar.set_postfix_str(what)
             bar.update()
         rows = sr_dot(args.n_max, args.trials, args.points, args.seed, args.workers, done,
-                      accumulator=accumulator)
+                      accumulation=accumulation)
     write_csv(rows, args.out / "sr-dot.csv")
     plot(rows, args.out / "sr-dot.png")
     print(f"sr-dot: mean relative error over {args.trials} trials "

@@ -30,11 +30,43 @@ class UsageError(Exception):
     """A problem with the command line: reported in one line, exit status 2."""
 
 
+#: Renamed flags, by their name: the old spelling, still accepted (not shown by ``--help``).
+RENAMED = {"--accumulation": "--accumulator"}
+
+
+class _Spelled(argparse._StoreAction):
+    """A renamed flag's value under either spelling; both, with different values, an error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = vars(namespace).setdefault("_spelled", {}).setdefault(self.dest, {})
+        given[option_string] = values
+        if len(set(given.values())) > 1:
+            new = next(flag for flag in given if flag in RENAMED)
+            parser.error(" and ".join(f"{flag} {value}" for flag, value in given.items())
+                         + f" differ ({RENAMED[new]} is the old spelling of {new}): give one")
+        setattr(namespace, self.dest, values)
+
+
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line (no usage block) and exit status 2."""
+    """An ``ArgumentParser`` whose errors are one line (no usage block) and exit status 2,
+    and whose renamed flags (``RENAMED``) take their old spelling too."""
 
     def error(self, message):
         raise UsageError(f"{self.prog}: error: {message}")
+
+    def add_argument(self, *names, **kwargs):
+        old = [RENAMED[name] for name in names if name in RENAMED]
+        if not old:
+            return super().add_argument(*names, **kwargs)
+        action = super().add_argument(*names, action=_Spelled, **kwargs)
+        super().add_argument(*old, action=_Spelled, dest=action.dest, type=action.type, default=argparse.SUPPRESS,
+                             help=argparse.SUPPRESS)
+        return action
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, rest = super().parse_known_args(args, namespace)
+        vars(namespace).pop("_spelled", None)
+        return namespace, rest
 
 
 def _one_line(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from golden.column import SEQUENTIAL, accumulation_arg
 from golden.formats import BF16, FP32, NAMED_FORMATS, FloatFormat
 from golden.ops import convert_sr_bits
 from golden.rounding import Rounding
@@ -52,10 +53,10 @@ OPTIONS = (
           "product (default); --no-fused-pe: the generic multiplier and adder, the same bits", "bool"),
     Param("axi_stream", "bool", False, "AXI4-Stream port names: s_axis_w_*, s_axis_x_* (tuser: the x "
           "control fields), m_axis_y_* (default off: w__*, x__*, y__*)", "bool"),
-    Param("accumulator", "str", "fp32", "how a column sums its products: fp32 (default: every add rounded, RNE, "
-          f"in acc_fmt) or {COLUMN_SPELLING}: a W-bit fixed-point window per column (W from the product's width "
-          "to 48; 26 by default), rounded at the array's edge and after every G rows (docs/semantics.md)",
-          f"fp32, {COLUMN_SPELLING}"),
+    Param("accumulation", "str", SEQUENTIAL, f"how a column sums its products: {SEQUENTIAL} (default: every add "
+          f"rounded to acc_fmt, RNE) or {COLUMN_SPELLING}: a W-bit fixed-point window per column (W from the "
+          "product's width to 48; 26 by default), rounded at the array's edge and after every G rows "
+          "(docs/semantics.md)", f"{SEQUENTIAL}, {COLUMN_SPELLING}"),
     Param("mul_dsp", "str", "inferred", "inferred (default: the significand product a * that synthesis maps) or "
           "ecp5: an instantiated MULT18X18D with its input and output registers, an ECP5-only design "
           "simulated with the model written beside it (" + DSP_MODEL.name + ")", "inferred, ecp5"),
@@ -107,7 +108,7 @@ class MXUImplementation:
     fifo_ram: str
 
 
-def _function(rows, cols, in_fmt, acc_fmt, convert_inputs, out_rounding, sr_bits, acc_depth, accumulator
+def _function(rows, cols, in_fmt, acc_fmt, convert_inputs, out_rounding, sr_bits, acc_depth, accumulation
               ) -> MXUFunction:
     rows, cols = int_param("rows", rows, 1, MAX_SIZE), int_param("cols", cols, 1, MAX_SIZE)
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
@@ -121,18 +122,19 @@ def _function(rows, cols, in_fmt, acc_fmt, convert_inputs, out_rounding, sr_bits
     if acc_depth == 1 or acc_depth & (acc_depth - 1):
         raise ValueError(f"acc_depth must be 0 or a power of two in 2..{MAX_ACC_DEPTH}, not {acc_depth}")
     return MXUFunction(rows, cols, in_fmt, acc_fmt, convert_inputs, out_rounding, sr_bits, acc_depth,
-                       resolve_accumulation("accumulator", accumulator), rand_bits)
+                       resolve_accumulation("accumulation", accumulation), rand_bits)
 
 
 def resolve(*, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_rounding=None, sr_bits=None,
-            acc_depth=0, accumulator=None, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
-            mul_dsp="inferred", fifo_ram="block") -> tuple[MXUFunction, MXUImplementation]:
-    """The options (``OPTIONS``; ``accumulator`` also an ``Accumulation``) checked, as the two
-    descriptions: a ValueError or TypeError naming the first bad option and its value."""
+            acc_depth=0, accumulation=None, mul_stages=0, add_stages=0, fused_pe=True, axi_stream=False,
+            mul_dsp="inferred", fifo_ram="block", accumulator=None) -> tuple[MXUFunction, MXUImplementation]:
+    """The options (``OPTIONS``; ``accumulation`` also an ``Accumulation``; ``accumulator``: its
+    old name) checked, as the two descriptions: a ValueError or TypeError naming the first bad
+    option and its value."""
     bool_param("fused_pe", fused_pe)
     bool_param("axi_stream", axi_stream)
     function = _function(rows, cols, in_fmt, acc_fmt, convert_inputs, out_rounding, sr_bits, acc_depth,
-                         accumulator)
+                         accumulation_arg(accumulation, accumulator))
     function.accumulation.check(function.in_fmt, function.acc_fmt, fused_pe)
     mul_stages, add_stages = check_pe_stages(function.in_fmt, function.acc_fmt, mul_stages, add_stages, fused_pe,
                                              function.accumulation, function.rows)
@@ -145,14 +147,11 @@ def resolve(*, rows, cols, in_fmt=BF16, acc_fmt=FP32, convert_inputs=False, out_
 #: The options by name.
 OPTION = {p.name: p for p in OPTIONS}
 _GROUPS = {MXUFunction: "what it computes", MXUImplementation: "how it is built"}
-#: Options whose field has another name (the resolved value's).
-_FIELDS = {"accumulator": "accumulation"}
 
 
 def describes(option: Param):
     """Which description an option belongs to: ``MXUFunction`` or ``MXUImplementation``."""
-    name = _FIELDS.get(option.name, option.name)
-    return MXUFunction if name in {f.name for f in fields(MXUFunction)} else MXUImplementation
+    return MXUFunction if option.name in {f.name for f in fields(MXUFunction)} else MXUImplementation
 
 
 def _shown(value) -> str:

@@ -6,6 +6,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from golden.column import accumulation_arg
 from golden.formats import BF16, FP32
 
 from ..params import check_exact_products, format_param, int_param
@@ -36,13 +37,13 @@ class ElementPlan:
     and timing without its hardware: its multiplier's and adder's plans (``mul``, ``add``),
     ``late_sum``, ``sum_wait``, ``psum_latency`` and ``segments``."""
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulator=None,
-                 terms=1, mul_dsp="inferred"):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, mul_stages=0, add_stages=0, fused=True, accumulation=None,
+                 terms=1, mul_dsp="inferred", accumulator=None):
         self.in_fmt = format_param("in_fmt", in_fmt)
         self.acc_fmt = format_param("acc_fmt", acc_fmt)
         self.fused = check_fused(fused)
         check_exact_products(self.in_fmt, self.acc_fmt)
-        self.accumulation = resolve_accumulation("accumulator", accumulator)
+        self.accumulation = resolve_accumulation("accumulation", accumulation_arg(accumulation, accumulator))
         self.accumulation.check(self.in_fmt, self.acc_fmt, self.fused)
         mul_stages, add_stages = check_pe_stages(self.in_fmt, self.acc_fmt, mul_stages, add_stages, self.fused,
                                                  self.accumulation, terms)
@@ -102,9 +103,9 @@ class ProcessingElement(ElementPlan, wiring.Component):
     the adder, registers without reset; the same bits as ``fused=False``, the generic
     ``FPMultiplier`` into ``FPAdder`` (proven: ``python -m sim.formal pe``).
 
-    The ``accumulation`` (``accumulator``: an ``Accumulation`` of hdl/mxu/accumulation/, or
-    its spelling, ``resolve_accumulation``) supplies the multiplier and adder and any ports
-    of its own. With a window sum the partial sum is a window of up to ``terms`` products
+    The ``accumulation`` (an ``Accumulation`` of hdl/mxu/accumulation/, or its spelling,
+    ``resolve_accumulation``; ``accumulator``: its old name) supplies the multiplier and adder
+    and any ports of its own. With a window sum the partial sum is a window of up to ``terms`` products
     (``window_layout``), rounded at the column's edge, and the add raises only invalid. An
     adder that takes the partial sum late (a bound anchor without normalisation points,
     whose anchor comes on ``anchor_in`` with the product, ``mul_stages`` cycles after

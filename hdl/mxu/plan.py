@@ -24,9 +24,9 @@ class MXUPlan:
     **options
         The options of ``config.OPTIONS`` (docs/mxu.md's table), resolved once: ``rows`` and
         ``cols`` (required), ``in_fmt``, ``acc_fmt``, ``convert_inputs``, ``out_rounding``,
-        ``sr_bits``, ``acc_depth``, ``accumulator`` (a spelling, or an ``Accumulation`` of
-        hdl/mxu/accumulation/), ``mul_stages``, ``add_stages``, ``fused_pe``, ``axi_stream``,
-        ``mul_dsp``, ``fifo_ram``.
+        ``sr_bits``, ``acc_depth``, ``accumulation`` (a spelling, or an ``Accumulation`` of
+        hdl/mxu/accumulation/; ``accumulator``: its old name), ``mul_stages``, ``add_stages``,
+        ``fused_pe``, ``axi_stream``, ``mul_dsp``, ``fifo_ram``.
 
     Every option is an attribute (``rows``, ``accumulation``, ...), as resolved, and so are
     the column's facts (``Column``: ``point_rows``, ``point_latency``, ``round_stages``,
@@ -57,7 +57,7 @@ class MXUPlan:
     def _element_params(self) -> dict:
         """The processing elements' parameters (``ProcessingElement``'s and its plan's)."""
         return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "mul_stages": self.mul_stages,
-                "add_stages": self.add_stages, "fused": self.fused_pe, "accumulator": self.accumulation,
+                "add_stages": self.add_stages, "fused": self.fused_pe, "accumulation": self.accumulation,
                 "terms": self.rows, "mul_dsp": self.mul_dsp}
 
     @property

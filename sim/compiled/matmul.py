@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.column import accumulator_param
+from golden.column import SEQUENTIAL, accumulation_arg, accumulation_param
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from golden.params import int_param
 from golden.tiled import MAX_SIDE, Product, input_parts, matmul as golden_matmul, resolve_precision
@@ -47,14 +47,14 @@ class RtlMismatch(AssertionError):
 _MODELS: dict[tuple, MxuModel] = {}
 
 
-def _model(rows: int, cols: int, in_fmt, acc_fmt, mul_stages: int, add_stages: int, accumulator: str) -> MxuModel:
+def _model(rows: int, cols: int, in_fmt, acc_fmt, mul_stages: int, add_stages: int, accumulation: str) -> MxuModel:
     """The compiled MXU of that shape with ``ACC_DEPTH`` accumulators (one per process)."""
-    key = (rows, cols, in_fmt.name, acc_fmt.name, mul_stages, add_stages, accumulator)
+    key = (rows, cols, in_fmt.name, acc_fmt.name, mul_stages, add_stages, accumulation)
     if key not in _MODELS:
         _MODELS[key] = MxuModel(dict(rows=rows, cols=cols, in_fmt=in_fmt.name, acc_fmt=acc_fmt.name,
                                      acc_depth=ACC_DEPTH, mul_stages=mul_stages, add_stages=add_stages,
                                      out_rounding=None, convert_inputs=False, sr_bits=None, fused_pe=True,
-                                     accumulator=accumulator))
+                                     accumulation=accumulation))
     return _MODELS[key]
 
 
@@ -91,27 +91,28 @@ def _column_block(n0: int) -> tuple[float, list]:
 
 
 def matmul(x, w, *, precision="BF16_BF16_F32", array: tuple[int, int] = (8, 8), mul_stages: int = 0,
-           add_stages: int = 0, workers: int = 1, timing: dict | None = None, accumulator=None) -> Product:
-    """``golden.matmul(x, w, precision=precision, array=array, accumulator=accumulator)``
+           add_stages: int = 0, workers: int = 1, timing: dict | None = None, accumulation=None,
+           accumulator=None) -> Product:
+    """``golden.matmul(x, w, precision=precision, array=array, accumulation=accumulation)``
     computed by the compiled RTL MXU (``mul_stages``, ``add_stages``: its pipelining) and
     checked against it: the
     same ``Product`` (golden's per-element flags, the RTL's agreeing per block), or an
     ``RtlMismatch``. ``workers`` > 1 simulates column blocks in that many forked processes
     (one model each). ``timing``, if given, receives the seconds spent per part
-    (``simulation``: summed over the workers)."""
+    (``simulation``: summed over the workers). ``accumulator``: the old name of ``accumulation``."""
     in_fmt, acc_fmt, passes = resolve_precision(precision)
     if not isinstance(array, tuple) or len(array) != 2:
         raise TypeError(f"array must be (rows, cols), not {array!r}")
     rows, cols = (int_param(f"array {n}", v, 1, MAX_SIDE) for n, v in zip(("rows", "cols"), array))
     workers = int_param("workers", workers, 1, 64)
     start = time.perf_counter()
-    column = accumulator_param("accumulator", accumulator)
-    accumulator = "fp32" if column is None else str(column)
-    want = golden_matmul(x, w, precision=precision, array=(rows, cols), accumulator=column)
+    column = accumulation_param("accumulation", accumulation_arg(accumulation, accumulator))
+    accumulation = SEQUENTIAL if column is None else str(column)
+    want = golden_matmul(x, w, precision=precision, array=(rows, cols), accumulation=column)
     golden_done = time.perf_counter()
     x, w = np.asarray(x), np.asarray(w)
     xs, ws = (input_parts(n, a, in_fmt, acc_fmt, passes, True) for n, a in (("x", x), ("w", w)))
-    key = (rows, cols, in_fmt, acc_fmt, mul_stages, add_stages, accumulator)
+    key = (rows, cols, in_fmt, acc_fmt, mul_stages, add_stages, accumulation)
     name = _model(*key).name                      # built (or loaded) before any fork
     k, n = x.shape[1], w.shape[1]
     _JOB.update(rows=rows, cols=cols, model=key, xs=xs, ws=ws,
@@ -152,7 +153,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{name}", type=int, default=default, help=f"{name.upper()}, 1..4096 (default {default})")
     parser.add_argument("--precision", default="BF16_BF16_F32", help="golden.matmul preset (default BF16_BF16_F32)")
     parser.add_argument("--workers", type=int, default=1, help="processes simulating column blocks, 1..64 (default 1)")
-    parser.add_argument("--accumulator", default="fp32", help=MXU_OPTION["accumulator"].help)
+    parser.add_argument("--accumulation", default=SEQUENTIAL, help=MXU_OPTION["accumulation"].help)
     parser.add_argument("--out", type=Path, default=None, help="JSON report (default build/results/compiled_matmul.json)")
     args = parser.parse_args(argv)
     for name in ("rows", "cols"):
@@ -165,7 +166,7 @@ def main(argv=None) -> int:
             parser.error(f"--{name} must be in 1..4096, not {getattr(args, name)}")
     try:
         resolve_precision(args.precision)
-        accumulator_param("--accumulator", args.accumulator)
+        accumulation_param("--accumulation", args.accumulation)
     except ValueError as error:
         parser.error(str(error))
     out = args.out or build_dir("results", "compiled_matmul.json")
@@ -173,13 +174,13 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((args.m, args.k)).astype(np.float32).view(np.uint32)
     w = rng.standard_normal((args.k, args.n)).astype(np.float32).view(np.uint32)
-    run = dict(precision=args.precision, array=(args.rows, args.cols), accumulator=args.accumulator)
+    run = dict(precision=args.precision, array=(args.rows, args.cols), accumulation=args.accumulation)
     matmul(x[:1, :1], w[:1, :1], **run)    # build first
     timing = {}
     matmul(x, w, **run, workers=args.workers, timing=timing)
     macs = args.m * args.k * args.n
     report = {"array": [args.rows, args.cols], "shape": [args.m, args.k, args.n], "precision": args.precision,
-              "accumulator": args.accumulator,
+              "accumulation": args.accumulation,
               "workers": args.workers,
               "macs": macs, "macs_checked_per_s": macs / timing["total"], "seconds": timing}
     print(f"{args.rows}x{args.cols} MXU, {args.m}x{args.k} . {args.k}x{args.n} {args.precision}, "

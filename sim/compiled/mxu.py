@@ -237,7 +237,7 @@ def check(model: MxuModel, vectors: int, seed: int, *, swap_rate: float = 1 / 8,
     p = model.manifest["parameters"]
     want = stream(xs, tiles, swaps if golden_swaps is None else golden_swaps(swaps.copy()), in_fmt=model.in_fmt,
                   acc_fmt=model.acc_fmt, convert_inputs=p["convert_inputs"], out_rounding=p["out_rounding"],
-                  seed=mxu_seed, sr_bits=p["sr_bits"], accumulator=p.get("accumulator"))
+                  seed=mxu_seed, sr_bits=p["sr_bits"], accumulation=p.get("accumulation"))
     sticky = np.bitwise_or.reduce(want.row_flags, axis=0) if len(xs) else np.zeros(model.n, np.uint8)
     want_flags = sum(int(f) << (5 * j) for j, f in enumerate(sticky))
     got = out["y"]

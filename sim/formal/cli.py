@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from golden.column import SEQUENTIAL, accumulation_param
 from golden.tools.cli import Parser, check_output, command, write_text
 from hdl.build import add_unit_arguments, module_name
 from hdl.mxu.config import OPTION as MXU_OPTION
@@ -103,7 +104,7 @@ def _stream_parsers(sub) -> None:
     p.add_argument("--in-fmt", default="fp8_e4m3", help="input format: only its width matters, the "
                    "products are abstracted to row tags (default fp8_e4m3)")
     p.add_argument("--acc-fmt", default="bf16", help="accumulation format, likewise (default bf16)")
-    p.add_argument("--accumulator", default="fp32", help=MXU_OPTION["accumulator"].help + "; here the elements' "
+    p.add_argument("--accumulation", default=SEQUENTIAL, help=MXU_OPTION["accumulation"].help + "; here the elements' "
                    "and column units' registers, the sums being tags as well")
     p.add_argument("--mutant", choices=MXU_MUTANTS, default=None, help="test only: a planted bug")
     for p in (sub.choices["fifo"], sub.choices["mxu"]):
@@ -122,8 +123,8 @@ def _main_stream(args) -> int:
         params = {n: getattr(args, n) for n in ("rows", "cols", "mul_stages", "add_stages", "in_fmt", "acc_fmt")}
         if args.acc_depth:
             params["acc_depth"] = args.acc_depth
-        if args.accumulator != "fp32":
-            params["accumulator"] = args.accumulator
+        if accumulation_param("--accumulation", args.accumulation) is not None:
+            params["accumulation"] = args.accumulation
     report = check_stream(args.unit, params, mutant=args.mutant, depth=args.k, timeout=args.timeout,
                           progress=_progress)
     if args.report is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from golden.bits import unpack as unpack_encodings
-from golden.column import ColumnAccumulator, accumulator_param, headroom, window_add, window_round
+from golden.column import ColumnAccumulator, accumulation_param, headroom, window_add, window_round
 from golden.formats import FloatFormat, parse_format
 from golden.ops import multiply
 from golden.vectors import corner_values, random_encodings
@@ -41,7 +41,7 @@ class Column:
     def of(cls, params: dict) -> Column:
         """From a manifest's ``parameters`` (or ``Unit.build``'s values)."""
         return cls(parse_format(params["in_fmt"]), parse_format(params["acc_fmt"]),
-                   accumulator_param("accumulator", params["accumulator"]), params["terms"],
+                   accumulation_param("accumulation", params["accumulation"]), params["terms"],
                    params.get("term", "product"), params.get("late_sum", False))
 
     @property

@@ -20,7 +20,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from golden.column import accumulator_param
+from golden.column import accumulation_param
 from golden.mxu import stream
 from sim.testbenches.harness import FIRST, Config, Timed, save_mismatches, save_summary
 from golden.vectors import cancelling, matrix, rows_and_tiles
@@ -42,10 +42,10 @@ class Setup:
         self.out_fmt = self.acc_fmt if self.out_rounding is None else self.in_fmt
         self.addr_width = max(self.depth - 1, 0).bit_length()
         self.seed = int(cfg.rng(1).integers(0, 2 ** 32)) if "seed" in cfg.ports else None
-        self.accumulator = p.get("accumulator")
+        self.accumulation = p.get("accumulation")
         # Accepted to leaving the array (the flags), the datasheet's formula: a normalisation
         # point after every G rows but the last.
-        group = getattr(accumulator_param("accumulator", self.accumulator), "group", 0)
+        group = getattr(accumulation_param("accumulation", self.accumulation), "group", 0)
         points = (self.k - 1) // group if group else 0
         self.array_latency = (self.k * cfg.manifest["psum_latency"] + p["mul_stages"] + cfg.manifest["sum_wait"]
                               + cfg.manifest["round_stages"] + cfg.manifest["result_register"]
@@ -64,7 +64,7 @@ class Setup:
         """``golden.mxu.stream`` for this configuration."""
         return stream(xs, tiles, swaps, control=control, in_fmt=self.in_fmt, acc_fmt=self.acc_fmt,
                       convert_inputs=self.convert_inputs, out_rounding=self.out_rounding, seed=self.seed or 0,
-                      sr_bits=self.sr_bits, acc_depth=self.depth, accumulator=self.accumulator)
+                      sr_bits=self.sr_bits, acc_depth=self.depth, accumulation=self.accumulation)
 
     async def reset(self, dut):
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())

@@ -1,11 +1,11 @@
 """The ways an MXU column sums its products, each an implementation of ``Accumulation``
 (base.py): ``Sequential``, and the window sums ``RunningAnchor`` and ``BoundAnchor``
 (windowed.py: what they share). ``resolve_accumulation`` is the one resolver of the
-``accumulator`` parameter."""
+``accumulation`` parameter."""
 
 from __future__ import annotations
 
-from golden.column import ColumnAccumulator, accumulator_param, spelling
+from golden.column import ColumnAccumulator, accumulation_param, spelling
 
 from .base import Accumulation, Column
 from .bound import BoundAnchor
@@ -26,11 +26,11 @@ COLUMN_SPELLING = spelling(tuple(WINDOW_SUMS))
 
 def resolve_accumulation(name: str, value) -> Accumulation:
     """``value`` as an ``Accumulation``: itself, or from golden.column's spelling
-    (``accumulator_param``: None or ``fp32``, ``column:...``, a ``ColumnAccumulator``);
+    (``accumulation_param``: None or ``sequential``, ``column:...``, a ``ColumnAccumulator``);
     errors name ``name``."""
     if isinstance(value, Accumulation):
         return value
-    window = accumulator_param(name, value)
+    window = accumulation_param(name, value)
     if window is None:
         return Sequential()
     assert isinstance(window, ColumnAccumulator)
@@ -40,8 +40,8 @@ def resolve_accumulation(name: str, value) -> Accumulation:
     return WINDOW_SUMS[window.anchor](window)
 
 
-def window_adder_for(*, accumulator, term: str = "product", late_sum: bool = False, **params) -> WindowAdder:
-    """The window adder that computes ``term`` (``TERMS``) into a window of ``accumulator``
+def window_adder_for(*, accumulation, term: str = "product", late_sum: bool = False, **params) -> WindowAdder:
+    """The window adder that computes ``term`` (``TERMS``) into a window of ``accumulation``
     (a ``ColumnAccumulator``): ``RunningWindowAdder`` where the anchor can move (a running
     anchor, or any rounded term), else the bound anchor's, ``LateBoundWindowAdder`` with
     ``late_sum`` (the anchor on its own port, the window joins at the add) or
@@ -50,10 +50,10 @@ def window_adder_for(*, accumulator, term: str = "product", late_sum: bool = Fal
         raise ValueError(f"term must be one of {', '.join(TERMS)}, not {term!r}")
     if not isinstance(late_sum, bool):
         raise TypeError(f"late_sum must be True or False, not {late_sum!r}")
-    moving = getattr(accumulator, "anchor", None) == "running" or term == "rounded"
+    moving = getattr(accumulation, "anchor", None) == "running" or term == "rounded"
     if late_sum and moving:
         raise ValueError(f"late_sum needs an anchor that cannot move (anchor=bound, term=product), not "
-                         f"anchor={getattr(accumulator, 'anchor', None)}, term={term}")
+                         f"anchor={getattr(accumulation, 'anchor', None)}, term={term}")
     if moving:
-        return RunningWindowAdder(accumulator=accumulator, term=term, **params)
-    return (LateBoundWindowAdder if late_sum else BoundWindowAdder)(accumulator=accumulator, **params)
+        return RunningWindowAdder(accumulation=accumulation, term=term, **params)
+    return (LateBoundWindowAdder if late_sum else BoundWindowAdder)(accumulation=accumulation, **params)

@@ -24,7 +24,7 @@ class Accumulation:
 
     @property
     def spec(self) -> str:
-        """The accumulation as the ``accumulator`` parameter spells it (the manifest's value)."""
+        """The accumulation as the ``accumulation`` parameter spells it (the manifest's value)."""
         raise NotImplementedError
 
     @property

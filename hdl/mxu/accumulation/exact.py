@@ -31,7 +31,7 @@ class ExactAnchor(BoundAnchor):
     def check(self, in_fmt, acc_fmt, fused):
         super().check(in_fmt, acc_fmt, fused)
         if self.window.group:
-            raise ValueError(f"accumulator {self.window}: the exact anchor is built without normalisation points "
+            raise ValueError(f"accumulation {self.window}: the exact anchor is built without normalisation points "
                              "(g=0)")
 
     def element_ports(self, in_fmt, acc_fmt):

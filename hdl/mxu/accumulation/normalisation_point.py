@@ -30,7 +30,7 @@ def point_add_stages(worst: float, *, round_stages: int, **window_args) -> int:
     """The fewest register stages of a point's ``RunningWindowAdder`` whose slowest segment
     (``round_stages`` in its rounder) is estimated (``pipeline.Delay.cost``) no slower than
     ``worst``, else its deepest pipeline; ``window_args``: ``in_fmt``, ``acc_fmt``,
-    ``accumulator``, ``terms``."""
+    ``accumulation``, ``terms``."""
     rounder = WindowRounder.plan(**window_args, stages=round_stages)
     deepest = RunningWindowAdder.plan(**window_args, term="rounded").max_stages
     for stages in range(deepest + 1):
@@ -51,7 +51,7 @@ class NormalisationPoint(wiring.Component):
 
     Parameters (keyword-only)
     -------------------------
-    in_fmt, acc_fmt, accumulator, terms
+    in_fmt, acc_fmt, accumulation, terms
         As the column's ``WindowAdder``'s.
     round_stages, add_stages : int
         Register stages of the rounder and of the adder (``point_add_stages``).
@@ -60,10 +60,10 @@ class NormalisationPoint(wiring.Component):
     with the running anchor); out ``result`` (window), ``flags``, ``latency`` cycles later.
     """
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, round_stages=0, add_stages=0):
-        self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
-            in_fmt, acc_fmt, accumulator, terms)
-        args = {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.accumulator,
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulation=None, terms=1, round_stages=0, add_stages=0):
+        self.in_fmt, self.acc_fmt, self.accumulation, self.terms, self.layout = window_params(
+            in_fmt, acc_fmt, accumulation, terms)
+        args = {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulation": self.accumulation,
                 "terms": self.terms}
         self.round_stages = int_param("round_stages", round_stages, 0, WindowRounder.plan(**args).max_stages)
         self.add_stages = int_param("add_stages", add_stages, 0,

@@ -29,19 +29,19 @@ def check_window(acc, in_fmt: FloatFormat, acc_fmt: FloatFormat) -> ColumnAccumu
     """``acc`` if the hardware builds it for these formats, else a ValueError naming the
     parameter."""
     if not isinstance(acc, ColumnAccumulator):
-        raise TypeError(f"accumulator must be a golden.column.ColumnAccumulator, not {acc!r}")
+        raise TypeError(f"accumulation must be a golden.column.ColumnAccumulator, not {acc!r}")
     acc.check(acc_fmt, 2 * in_fmt.precision)
     return acc
 
 
-def window_params(in_fmt, acc_fmt, accumulator, terms):
-    """A column unit's checked parameters: ``(in_fmt, acc_fmt, accumulator, terms, layout)``
+def window_params(in_fmt, acc_fmt, accumulation, terms):
+    """A column unit's checked parameters: ``(in_fmt, acc_fmt, accumulation, terms, layout)``
     (``terms``: 1..``golden.column.MAX_TERMS``; the window's ``window_layout``)."""
     in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
     check_exact_products(in_fmt, acc_fmt)
-    accumulator = check_window(accumulator, in_fmt, acc_fmt)
+    accumulation = check_window(accumulation, in_fmt, acc_fmt)
     terms = int_param("terms", terms, 1, MAX_TERMS)
-    return in_fmt, acc_fmt, accumulator, terms, window_layout(acc_fmt, accumulator, terms)
+    return in_fmt, acc_fmt, accumulation, terms, window_layout(acc_fmt, accumulation, terms)
 
 
 def exponent_field(fmt: FloatFormat, value):

@@ -49,9 +49,9 @@ class WindowAdderPlan(UnitPlan):
     #: term is aligned (``ExactWindowAdder``'s product, whose MSB weighs 2).
     _term_above = 0
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0, anchor_port=False):
-        self.in_fmt, self.acc_fmt, self.accumulator, self.terms, self.layout = window_params(
-            in_fmt, acc_fmt, accumulator, terms)
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulation=None, terms=1, stages=0, anchor_port=False):
+        self.in_fmt, self.acc_fmt, self.accumulation, self.terms, self.layout = window_params(
+            in_fmt, acc_fmt, accumulation, terms)
         self.anchor_port = anchor_port
         # With the anchor on its own port a register at the outputs is a cycle per row of
         # the column, one at the inputs (before the add) a cycle in all: the inputs take the
@@ -74,7 +74,7 @@ class WindowAdderPlan(UnitPlan):
         """The term's significand placed at the window's top, with the bits that hang below
         the window (a rounded term wider than it)."""
         precision = 2 * self.in_fmt.precision if self.term == "product" else self.acc_fmt.precision
-        return max(self.accumulator.window, precision)
+        return max(self.accumulation.window, precision)
 
     @property
     def _sum_width(self) -> int:
@@ -115,7 +115,7 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
     -------------------------
     in_fmt, acc_fmt : FloatFormat or str
         The products' operand format and the format of their exponent (and of the sum).
-    accumulator : ColumnAccumulator
+    accumulation : ColumnAccumulator
         Window width and the sticky option (``window.check_window``).
     terms : int
         Most terms (products) one window sums, 1..8192: sets the headroom.
@@ -152,7 +152,7 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
         """The lower half of the term's shift; bits of a term wider than the window that
         stay below it are truncated as the shift's are: ``(term, lost)``."""
         term, lost_p = shift_steps(v["term"], v["amount_p"], halves(p_bits)[1], sticky=v["lost_p"])
-        below = self._term_width - self._term_above - self.accumulator.window
+        below = self._term_width - self._term_above - self.accumulation.window
         if below:
             term, lost_p = term[below:], lost_p | term[:below].any()
         if self._term_above:
@@ -162,11 +162,11 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
     def _truncated(self, term, total, lost_p, lost_s, dropped, negative):
         """What the add takes once the shifts' losses are known: ``(term, total, dropped,
         carry)``."""
-        if self.accumulator.sticky:                 # round to odd: what was lost sets the lowest bit
+        if self.accumulation.sticky:                # round to odd: what was lost sets the lowest bit
             term, total = term | lost_p, total | lost_s
         dropped = dropped | lost_p | lost_s
         # floor(-t) = ~t + 1 - lost; with sticky, -(t | lost) = ~(t | lost) + 1
-        carry = negative & (Const(1, 1) if self.accumulator.sticky else ~lost_p)
+        carry = negative & (Const(1, 1) if self.accumulation.sticky else ~lost_p)
         return term, total, dropped, carry
 
     def _add(self, m: Module, term, total, dropped, carry, side) -> None:
@@ -174,7 +174,7 @@ class WindowAdder(WindowAdderPlan, ArithmeticUnit):
         cut = self._stages.cut
         summed = Signal(signed(self._sum_width))
         negative = side["negative"].replicate(self._sum_width)
-        m.d.comb += summed.eq(total + (Cat(term, Const(0, self._sum_width - self.accumulator.window)) ^ negative)
+        m.d.comb += summed.eq(total + (Cat(term, Const(0, self._sum_width - self.accumulation.window)) ^ negative)
                               + carry)
         v = cut(m, "summed", sum=summed, dropped=dropped, **side)
         result = Signal(self.layout)

@@ -19,9 +19,9 @@ __all__ = ["WindowRounder", "WindowRounderPlan"]
 class WindowRounderPlan(UnitPlan):
     """``WindowRounder``'s parameters (keyword-only, as the unit's) and pipeline."""
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulator=None, terms=1, stages=0):
-        self.in_fmt, self.fmt, self.accumulator, self.terms, self.layout = window_params(
-            in_fmt, acc_fmt, accumulator, terms)
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, accumulation=None, terms=1, stages=0):
+        self.in_fmt, self.fmt, self.accumulation, self.terms, self.layout = window_params(
+            in_fmt, acc_fmt, accumulation, terms)
         super().__init__(rand_bits=None, stages=stages, cuts=self._cuts(), reset_less=True)
 
     @property
@@ -36,7 +36,7 @@ class WindowRounderPlan(UnitPlan):
 
     def _exp_range(self) -> tuple[int, int]:
         """The unbiased exponent of the magnitude's leading bit, over every anchor and count."""
-        head = self._width - self.accumulator.window
+        head = self._width - self.accumulation.window
         return -self.fmt.bias - self._width, self.fmt.exp_max_field - self.fmt.bias + head
 
     def _cuts(self):
@@ -59,7 +59,7 @@ class WindowRounder(WindowRounderPlan, ArithmeticUnit):
 
     Parameters (keyword-only)
     -------------------------
-    in_fmt, acc_fmt, accumulator, terms
+    in_fmt, acc_fmt, accumulation, terms
         As the column's ``WindowAdder``'s.
     stages : int
         Register stages, 0..``max_stages``, at the cut points: magnitude, leading-zero
@@ -91,7 +91,7 @@ class WindowRounder(WindowRounderPlan, ArithmeticUnit):
         side = {k: v[k] for k in side if k != "exp_a"}
         # The leading bit's weight: the window's top is the anchor, the headroom above it.
         exp = Signal(signed(signed_width(*self._exp_range())))
-        m.d.comb += exp.eq(v["exp_a"] - f.bias + (w - self.accumulator.window) - v["zeros"])
+        m.d.comb += exp.eq(v["exp_a"] - f.bias + (w - self.accumulation.window) - v["zeros"])
         hi, lo = halves(count_width(w))
         sig, _ = shift_steps(v["magnitude"], v["zeros"], hi, left=True)
         v = cut(m, "norm_hi", sig=sig, zeros=v["zeros"], exp=exp, zero=v["magnitude"] == 0, **side)

@@ -42,7 +42,7 @@ class WindowAccumulation(Accumulation):
     def check(self, in_fmt, acc_fmt, fused):
         check_window(self.window, in_fmt, acc_fmt)
         if not fused:
-            raise ValueError("accumulator column needs fused processing elements: fused_pe must be True")
+            raise ValueError("accumulation column needs fused processing elements: fused_pe must be True")
 
     @property
     def adder_class(self) -> type:
@@ -55,7 +55,7 @@ class WindowAccumulation(Accumulation):
     def element_designs(self, *, in_fmt, acc_fmt, fused, mul_stages, add_stages, terms, mul_dsp):
         self.check(in_fmt, acc_fmt, fused)
         return ((self.product_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "stages": mul_stages, "mul_dsp": mul_dsp}),
-                (self.adder_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "accumulator": self.window, "terms": terms,
+                (self.adder_class, {"in_fmt": in_fmt, "acc_fmt": acc_fmt, "accumulation": self.window, "terms": terms,
                                     "stages": add_stages}))
 
     def column(self, **array) -> "WindowColumn":
@@ -75,7 +75,7 @@ class WindowColumn(Column):
         return self.accumulation.window
 
     def _window_args(self) -> dict:
-        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulator": self.window, "terms": self.rows}
+        return {"in_fmt": self.in_fmt, "acc_fmt": self.acc_fmt, "accumulation": self.window, "terms": self.rows}
 
     @property
     def point_rows(self) -> list[int]:
