@@ -25,6 +25,9 @@ TAGS = dict(in_fmt="fp8_e4m3", acc_fmt="bf16")
     ("mxu", dict(rows=1, cols=2, mul_stages=0, add_stages=0, acc_depth=2, **TAGS)),
     # The column accumulator: window elements and a pipelined column rounder (2x2: --formal-large).
     ("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulation="column:w=8", **TAGS)),
+    # The exact anchor: its exponent array ahead of the rows (about a minute).
+    pytest.param("mxu", dict(rows=2, cols=1, mul_stages=1, add_stages=1, accumulation="column:w=16,anchor=exact",
+                             **TAGS), marks=pytest.mark.thorough),
 ], ids=lambda v: v if isinstance(v, str) else "x".join(str(v[k]) for k in ("rows", "cols", "mul_stages", "add_stages"))
    + (f"-acc{v['acc_depth']}" if "acc_depth" in v else "") + ("-" + v["accumulation"].replace(":", "-") if "accumulation" in v else "")
    if "rows" in v else f"d{v['depth']}" + (f"-{v['ram']}" if "ram" in v else ""))
