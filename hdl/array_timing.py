@@ -67,7 +67,7 @@ def _where(path: Path) -> str:
 def _measured(key: tuple, runs: list, path: Path, pe: str) -> dict:
     seeds, mhz = zip(*sorted(runs))
     spread = f" ({min(mhz):g}-{max(mhz):g} MHz)" if len(mhz) > 1 else ""
-    return {"mhz": round(statistics.median(mhz), 2),
+    return {"mhz": round(statistics.median(mhz), 2), "slowest_mhz": min(mhz),
             "measured": f"median of seeds {', '.join(map(str, seeds))}{spread}",
             "design": f"{_label(*key)} {pe}", "source": _where(path)}
 
@@ -84,13 +84,30 @@ def _between(n: int, points: list[tuple[int, float]]) -> float:
 
 
 def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[int, int], float],
-              path: Path = MXU_PNR_CSV) -> dict:
+              path: Path = MXU_PNR_CSV, element_measured: Callable[[int, int], float | None] = lambda m, a: None
+              ) -> dict:
     """What ``path`` says of the array ``design`` (its parameters as the manifest spells
-    them, ``pe`` included) on ``arch``: ``{"mhz", "measured", "design", "source"}`` from its
-    own runs, or ``{"mhz", "predicted"}`` with the model that predicted it (``element_mhz(m,
-    a)``: the element's delay model at a depth). A parameter the CSV does not record is
-    taken to have its value in ``defaults`` in every run, so a design with another value is
-    predicted. A size recorded only as not fitting gives ``mhz`` None."""
+    them, ``pe`` included) on ``arch``: ``{"mhz", "slowest_mhz", "measured", "design",
+    "source"}`` from its own runs (the median and the slowest of its seeds), or ``{"mhz",
+    "predicted"}`` with the model that predicted it (``element_mhz(m, a)``: the element's
+    delay model at a depth), never above the element's own place and route at that depth
+    (``element_measured(m, a)``, None where none was made): an array is no faster than its
+    element. A parameter the CSV does not record is taken to have its value in ``defaults``
+    in every run, so a design with another value is predicted. A size recorded only as not
+    fitting gives ``mhz`` None."""
+    predicted = _predicted(arch, design, defaults, element_mhz, path)
+    if "predicted" not in predicted:
+        return predicted
+    alone = element_measured(design["mul_stages"], design["add_stages"])
+    if alone is not None and alone < predicted["mhz"]:
+        return {"mhz": round(alone, 2), "predicted": f"at most the element's own {alone:g} MHz placed alone at "
+                f"m{design['mul_stages']}a{design['add_stages']} (docs/timing.csv), below {predicted['predicted']}"}
+    return predicted
+
+
+def _predicted(arch: str, design: dict, defaults: dict, element_mhz: Callable[[int, int], float],
+               path: Path) -> dict:
+    """``array_mhz`` before the element's own figure caps a prediction."""
     fitted, unfit, columns = _runs(arch, design, path)
     other = [f"{k}={v}" for k, v in design.items() if k not in columns and k != "pe" and v != defaults.get(k)]
     exact = not other
@@ -105,11 +122,11 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
         return {"mhz": round(model, 1), "predicted": f"the element's delay model (hdl/timing_model.json); no "
                 f"{design['pe']} array measured with the {design.get('accumulation', SEQUENTIAL)} accumulation on "
                 f"{arch} in {_where(path)}, so no derating: an upper bound"}
-    best = {}          # per measured size, its fastest depth: (PEs, median, ratio to the model, label)
+    best = {}          # per measured size, its fastest depth: (PEs, slowest seed, ratio to the model, label)
     for (rows, cols, m, a), runs in fitted.items():
-        median = statistics.median(f for _, f in runs)
-        if (rows, cols) not in best or median > best[rows, cols][1]:
-            best[rows, cols] = (rows * cols, median, median / element_mhz(m, a), _label(rows, cols, m, a))
+        median, slowest = statistics.median(f for _, f in runs), min(f for _, f in runs)
+        if (rows, cols) not in best or slowest > best[rows, cols][1]:
+            best[rows, cols] = (rows * cols, slowest, median / element_mhz(m, a), _label(rows, cols, m, a))
     points = sorted(best.values())
     n = design["rows"] * design["cols"]
     below = [p for p in points if p[0] <= n][-1:]
@@ -117,11 +134,12 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
     near = below if below and below[0][0] == n else below + above
     ratio = _between(n, [(p[0], p[2]) for p in points])
     cap = _between(n, [(p[0], p[1]) for p in points])
-    # Rounded, a prediction never passes the fastest measured array (so a measured figure wins).
+    # Rounded, a prediction never passes what the measured arrays reached on every seed (so
+    # a measured figure wins).
     return {"mhz": min(round(model * ratio, 1), round(cap, 2)),
             "predicted": f"the element's delay model at m{design['mul_stages']}a{design['add_stages']} "
                          f"({model:.1f} MHz) x {ratio:.3f}, the ratio of the measured "
                          f"{' and '.join(p[3] for p in near)} arrays' medians to the model at their depth"
-                         f"{' (interpolated in PEs)' if len(near) == 2 else ''}, at most {cap:.1f} MHz, the "
-                         f"fastest they reached ({_where(path)})"
+                         f"{' (interpolated in PEs)' if len(near) == 2 else ''}, at most {cap:.1f} MHz, what "
+                         f"they reached on every seed ({_where(path)})"
                          + (f"; measured only without this design's {', '.join(other)}" if other else "")}

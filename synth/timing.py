@@ -26,6 +26,7 @@ import numpy as np
 
 from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl import timing
+from hdl.build import TIMING_TERMS
 from hdl.toolchain import tool_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,7 @@ UNITS = {
     "pe_colw30sx_regdsp": ("MXU PE, column accumulator, W=30, sticky, exact anchor, MULT18X18D registers", None),
 }
 #: Rows the column-accumulator designs are measured for (the window's headroom: 5 bits).
-COLUMN_TERMS = 16
+COLUMN_TERMS = TIMING_TERMS
 #: Width of the ``fabric_add`` reference: the fp32 adder's significand sum.
 FABRIC_ADD_WIDTH = 28
 #: Kinds that are no unit of the library but references on the same part: the bare multiplies
@@ -111,13 +112,12 @@ def component(kind: str, stages, *, plan: bool = False):
                     f"colround_bf16_fp32_{window.key}_t{COLUMN_TERMS}_s{stages}")
         pe = element(mul_stages=stages[0], add_stages=stages[1], accumulation=window, terms=COLUMN_TERMS,
                      mul_dsp="ecp5" if dsp else "inferred")
-        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}_{window.key}_t{COLUMN_TERMS}" + "_ecp5dsp" * bool(dsp)
+        return pe, pe.module_name(COLUMN_TERMS)
     if kind.startswith("pe"):
-        fused = kind.startswith("pe_fused")
-        pe = element(mul_stages=stages[0], add_stages=stages[1], fused=fused)
+        pe = element(mul_stages=stages[0], add_stages=stages[1], fused=kind.startswith("pe_fused"))
         # A flow variant's module name differs, so that no lookup by module takes its figure
         # for the default flow's (hdl.build --target-mhz).
-        return pe, f"mxu_pe_bf16_fp32_m{stages[0]}a{stages[1]}" + "_fused" * fused + "_nosr" * kind.endswith("_nosr")
+        return pe, pe.module_name(COLUMN_TERMS) + "_nosr" * kind.endswith("_nosr")
     unit, params = UNITS[kind][1]
     design, _ = (BUILD[unit].plan if plan else BUILD[unit].build)(**params, stages=stages)
     return design, module_name(BUILD[unit], design)

@@ -51,7 +51,15 @@ class ElementPlan:
                        "add_stages": add_stages, "terms": terms, "mul_dsp": mul_dsp}
         self.mul, self.add = self.accumulation.element_plans(**self._units)
         self.mul_dsp = self.mul.mul_dsp
-        self.add_stages = add_stages
+        self.mul_stages, self.add_stages = mul_stages, add_stages
+
+    def module_name(self, terms: int) -> str:
+        """The element's module name as synth.timing places it (docs/timing.csv's ``module``):
+        formats and depths, then the accumulation's key and the column's ``terms`` (a
+        window sum) or ``_fused``, and ``_ecp5dsp`` with an instantiated MULT18X18D."""
+        key = self.accumulation.key
+        return (f"mxu_pe_{self.in_fmt.name}_{self.acc_fmt.name}_m{self.mul_stages}a{self.add_stages}"
+                + (f"_{key}_t{terms}" if key else "_fused" * self.fused) + "_ecp5dsp" * (self.mul_dsp == "ecp5"))
 
     @property
     def late_sum(self) -> bool:
