@@ -87,11 +87,15 @@ class ColumnAccumulator:
     anchor: str = "running"
 
     def __post_init__(self):
-        int_param("accumulator window", self.window, *WINDOW_RANGE)
-        int_param("accumulator group", self.group, 0, MAX_TERMS)
+        lo, hi = WINDOW_RANGE
+        if not isinstance(self.window, int) or isinstance(self.window, bool) or not lo <= self.window <= hi:
+            # The lower end is the narrowest products' (fp8): each format's is checked later.
+            raise ValueError(f"column window w must be from the products' significand bits (twice the input "
+                             f"precision: 16 for bf16, 8 for fp8) to {hi}, not {self.window!r}")
+        int_param("column group g", self.group, 0, MAX_TERMS)
         if not isinstance(self.sticky, bool):
-            raise TypeError(f"accumulator sticky must be True or False, not {self.sticky!r}")
-        choice_param("accumulator anchor", self.anchor, ANCHORS)
+            raise TypeError(f"column sticky must be True or False, not {self.sticky!r}")
+        choice_param("column anchor", self.anchor, ANCHORS)
 
     def __str__(self):
         parts = [f"w={self.window}"] + ([f"g={self.group}"] if self.group else []) + \
@@ -108,7 +112,7 @@ class ColumnAccumulator:
         """A ValueError naming the parameter if the window cannot hold one exact product of
         ``product_precision`` bits, or ``acc_fmt`` has no infinities."""
         if self.window < product_precision:
-            raise ValueError(f"accumulator window must be at least the products' {product_precision} significand "
+            raise ValueError(f"column window w must be at least the products' {product_precision} significand "
                              f"bits, not {self.window}")
         if not acc_fmt.ieee:
             raise ValueError(f"the column accumulator needs an IEEE-like acc_fmt, not {acc_fmt.name}")

@@ -130,7 +130,7 @@ BAD = [
     ("hdl.build", ["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
     ("hdl.build", ["window_add", "--accumulation", "fp32"], "accumulation 'fp32': a column unit needs column"),
     ("hdl.build", ["window_round", "--accumulation", "column:w=26,anchor=up"],
-     "accumulation: accumulator anchor must be one of running, bound, exact, not 'up'"),
+     "accumulation: column anchor must be one of running, bound, exact, not 'up'"),
     ("hdl.board.host", ["--port", "x", "--rows", "0"], "rows must be in 1..1000000, not 0"),
     ("hdl.board.host", ["--port", "/nonexistent/tty"], "--port /nonexistent/tty"),
     ("hdl.board.host", ["--port", "x", "--timeout", "0"], "timeout must be in (0, 3600] seconds, not 0"),

@@ -237,17 +237,17 @@ def test_fp8_products_fit_the_narrowest_window():
     x, w = _operands(rng, 5, 6, 4, fmt=FP8_E4M3)
     y, _ = reduce_column(x, w[None], FP8_E4M3, FP32, ColumnAccumulator(window=8))
     assert y.dtype == np.uint32
-    with pytest.raises(ValueError, match="window must be at least the products' 16"):
+    with pytest.raises(ValueError, match="window w must be at least the products' 16"):
         reduce_column(*_operands(rng, 2, 2, 2)[:1], _operands(rng, 2, 2, 2)[1][None], BF16, FP32,
                       ColumnAccumulator(window=12))
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("column:w=7", "window must be in 8..48, not 7"),
+    ("column:w=7", "to 48, not 7"),
     ("column:w=x", "w must be an integer"),
     ("column:q=1", "unknown option 'q=1'"),
     ("column:anchor=best", "anchor must be one of running, bound, exact, not 'best'"),
-    ("column:g=-1", "group must be in 0..8192"),
+    ("column:g=-1", "group g must be in 0..8192"),
     ("kahan", "use sequential or column"),
 ])
 def test_bad_accumulation_names_the_parameter(spec, message):

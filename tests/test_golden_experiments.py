@@ -72,7 +72,7 @@ def test_sr_dot_cli_writes_csv_and_plot(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["sr-dot", "--n-max", "5"], "--n-max must be in 10..10000000, not 5"),
     (["sr-dot", "--trials", "0"], "--trials must be in 1..1000, not 0"),
-    (["sr-dot", "--accumulator", "column:w=20"], "window must be at least the products' 22 significand bits"),
+    (["sr-dot", "--accumulator", "column:w=20"], "window w must be at least the products' 22 significand bits"),
     (["sr-dot", "--accumulator", "column:w=24"], "at most 8191 terms between normalisation points"),
     (["sr-dot", "--accumulation", "sum"], "--accumulation 'sum': use sequential or column"),
     (["sr-dot", "--accumulation", "sequential", "--accumulator", "column:w=26"], "--accumulation sequential and "
@@ -82,7 +82,7 @@ def test_sr_dot_cli_writes_csv_and_plot(tmp_path, capsys):
     (["accumulators", "--groups", "8,x"], "--groups must be comma-separated integers, not '8,x'"),
     (["accumulators", "--windows", ","], "--windows must name at least one value"),
     (["accumulators", "--anchors", "exact,best"], "--anchors must name some of running,bound,exact, not 'exact,best'"),
-    (["jax-train", "--accumulation", "column:w=99"], "accumulator window must be in 8..48, not 99"),
+    (["jax-train", "--accumulation", "column:w=99"], "column window w must be from the products' significand bits (twice the input precision: 16 for bf16, 8 for fp8) to 48, not 99"),
     (["bogus"], "invalid choice"),
 ])
 def test_cli_errors_exit_2(argv, message, capsys):
