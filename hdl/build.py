@@ -323,7 +323,7 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     facts = manifest(unit, component, values, name, text, timing)
     write_text(v_path, text)
     write_text(j_path, json.dumps(facts, indent=2) + "\n")
-    write_text(out_dir / f"{name}.vlt", verilator_config(text, name))
+    write_text(out_dir / f"{name}.vlt", verilator_config(text, name, tuple(m.name for m in _models(component))))
     for model in _models(component):
         write_text(out_dir / model.name, model.read_text())
     about = {k: facts[k] for k in ("latency", "rand_bits") if facts.get(k) is not None}

@@ -1,5 +1,6 @@
 """Verilator waivers for generated Verilog: ``NAME.vlt`` beside ``NAME.v``, so that
-``verilator --lint-only -Wall NAME.vlt NAME.v`` prints nothing.
+``verilator --lint-only -Wall --quiet NAME.vlt [MODELS] NAME.v`` prints nothing (``MODELS``: the
+simulation models of the ECP5 blocks a design instantiates, written beside it).
 
 Amaranth's Verilog backend (Yosys ``write_verilog``) writes some constructs that ``-Wall``
 flags although their Verilog meaning is the intended one (the same Verilog is simulated
@@ -80,12 +81,15 @@ def _ranges_without(excluded: list[int], last: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def verilator_config(text: str, name: str) -> str:
+def verilator_config(text: str, name: str, models: tuple[str, ...] = ()) -> str:
     """The Verilator configuration file for ``text``, the Verilog of top module ``name``
-    written to ``NAME.v``: one ``lint_off`` per waiver, each after a comment with its reason."""
+    written to ``NAME.v`` (``models``: the file names of the simulation models of the blocks
+    it instantiates, written beside it): one ``lint_off`` per waiver, each after a comment
+    with its reason."""
     file = f'-file "*{name}.v"'
+    files = " ".join([f"{name}.vlt", *models, f"{name}.v"])
     out = ["`verilator_config",
-           f"// Lint waivers for {name}.v: verilator --lint-only -Wall {name}.vlt {name}.v prints nothing.",
+           f"// Lint waivers for {name}.v: verilator --lint-only -Wall --quiet {files} prints nothing.",
            "// Each waiver covers one warning kind of the Verilog backend in this file only, and only",
            "// the message it is justified for. Written by python -m hdl.build with the Verilog.", ""]
     for rule, pattern, reason in WAIVERS:

@@ -223,6 +223,25 @@ def test_generated_verilog_is_lint_clean(config, tmp_path):
     assert v_path.stem == module_name(UNITS[unit], component)
 
 
+@pytest.mark.parametrize("config", [ECP5_DSP_MXUS[0], ("mul", {})], ids=["ecp5-blocks", "plain"])
+def test_the_waivers_header_command_prints_nothing(config, tmp_path):
+    """The command NAME.vlt's header shows, run as written in the output folder (with the
+    blocks' simulation models where the design instantiates any), prints nothing."""
+    import re
+    import subprocess
+    if runner.verilator_bin() is None:
+        pytest.skip(runner.available("verilator"))
+    unit, params = config
+    component, values = UNITS[unit].build(**params)
+    v_path, _ = emit(UNITS[unit], component, values, tmp_path)
+    command = re.search(r": (verilator --lint-only .*) prints nothing\.", v_path.with_suffix(".vlt").read_text())
+    argv = command.group(1).split()
+    assert ("ecp5_mult18x18d_sim.v" in argv) == (unit == "mxu")
+    proc = subprocess.run([str(runner.verilator_bin() / "verilator"), *argv[1:]], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+
+
 def test_normalisation_point_lint_reports_only_its_unused_reset(tmp_path):
     """A normalisation point without stages has one register, its output's, without reset
     (with stages its rounder's and adder's valid registers reset), yet its module keeps
