@@ -246,6 +246,30 @@ def test_normalisation_point_flags_reach_the_output(planted):
     assert (out["flags"] == golden_flags * 0b100001) == (planted is None), (hex(out["flags"]), golden_flags)
 
 
+def test_a_points_flags_are_its_segments_own():
+    """Points after rows 2 and 4 (GROUPED, W=20, sticky): an infinity in the first segment
+    is carried into the second, whose 1 + 2^-24 would be inexact if finite: the output
+    raises nothing; the same lost bits in the first segment, the infinity in the second:
+    inexact, from the first point. Golden and the RTL, row by row."""
+    from golden.mxu import stream
+
+    inf, one, tiny = 0x7F80, 0x3F80, 0x3381                    # tiny: (1 + 2^-7) * 2^-24
+    rows = [[inf, one, one, tiny, 0], [one, tiny, inf, 0, 0]]
+    xs = np.array(rows * 10, np.uint64)
+    w = np.full((GROUPED["rows"], GROUPED["cols"]), one, np.uint64)
+    swaps = np.zeros(len(xs), bool)
+    want = stream(xs, [w], swaps, accumulation=GROUPED["accumulation"])
+    assert [int(f) for f in want.row_flags[:2, 0]] == [0, 0b00001]     # nothing; inexact
+    model = MxuModel(GROUPED)
+    flags = []
+    for row in rows:                                            # the sticky flags, one row each
+        out = model.run(np.array([row], np.uint64), [w], np.zeros(1, bool), **HANDSHAKES)
+        assert np.array_equal(out["y"], stream(np.array([row], np.uint64), [w], np.zeros(1, bool),
+                                               accumulation=GROUPED["accumulation"]).y)
+        flags.append(out["flags"])
+    assert flags == [0, 0b00001 * 0b100001], [hex(f) for f in flags]
+
+
 def test_exact_anchor_at_the_top_of_the_range():
     """Products in fp32's top binades, where the exact anchor (the largest exponent sum plus
     one) is clipped to the largest finite field, 254: there a product below 2 at exponent
