@@ -740,6 +740,19 @@ def test_a_command_is_limited_in_cpu_time_not_wall_time(command, fails, checkout
     assert (ran.status != 0) == fails, (ran.status, ran.output[-500:])
 
 
+def test_the_test_counts_the_docs_state_are_the_collections():
+    """README.md and docs/testing.md say how many tests ``pytest`` and ``pytest --thorough``
+    collect: what pytest collects."""
+    def collected(*flags) -> int:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-o", "addopts=", *flags],
+                              cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return int(re.search(r"(\d+)(?:/\d+)? tests? collected", proc.stdout).group(1))
+    default, thorough = collected(), collected("--thorough")
+    assert f"collects {default:,} tests (`--thorough`: {thorough:,})" in (ROOT / "docs" / "testing.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert f"# {default:,} tests," in readme and f"slow half ({thorough - default} tests)" in readme
+
+
 #: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
 #: followed by a parenthesis.
 _FLAG_LIST = re.compile(r"\b0 ([\w-]+)" + "".join(rf"(?: \([^)]*\))?, {bit} ([\w-]+)" for bit in range(1, 5)))

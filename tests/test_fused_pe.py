@@ -2,6 +2,9 @@
 planted difference caught), its units' pipelining proven, their options checked, and the
 MXU's choice between the two."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from hdl.mxu import MXU
@@ -11,6 +14,7 @@ from hdl.product_adder import ProductAdder
 from sim.formal.pipelining import check, check_pe
 
 ONE = 0x3F80                       # bf16 1.0: the mutant's trigger
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("in_fmt, acc_fmt", [("bf16", "fp32"), ("fp8_e4m3fn", "fp16")])
@@ -18,6 +22,11 @@ def test_fused_pe_equals_the_generic_one(in_fmt, acc_fmt):
     report = check_pe(in_fmt, acc_fmt)
     assert report["result"] == "proved", report["unproven"]
     assert report["pairs"] > 500                    # the adders' signals were paired, not just the ports
+    if (in_fmt, acc_fmt) == ("bf16", "fp32"):       # the published report and the README's count are today's
+        published = json.loads((ROOT / "docs" / "formal" / "pe_bf16_fp32.json").read_text())["pairs"]
+        assert report["pairs"] == published
+        assert f"{published:,} signal pairs proven (`docs/formal/pe_bf16_fp32.json`)" in \
+            (ROOT / "README.md").read_text().replace("\n  ", " ")
 
 
 def test_a_planted_difference_is_not_proved():
