@@ -207,7 +207,7 @@ _COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-st
 _COLUMN_16X1 = ("python -m hdl.build mxu --rows 16 --cols 1 --mul-stages 4 --add-stages 4 "
                 "--accumulation column:w=26,anchor=bound")
 _COLUMN_10X10 = "python -m hdl.build mxu --rows 10 --cols 10 --mul-stages 4 --add-stages 4 --accumulation column:w=26,anchor=bound"
-_EXACT_13X12 = ("python -m hdl.build mxu --rows 13 --cols 12 --mul-stages 5 --add-stages 5 --accumulation "
+_EXACT_12X13 = ("python -m hdl.build mxu --rows 12 --cols 13 --mul-stages 4 --add-stages 3 --accumulation "
                 "column:w=30,sticky,anchor=exact --mul-dsp ecp5 --fifo-ram ecp5")
 _COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulation column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
@@ -399,6 +399,7 @@ COMMANDS: dict[str, Entry] = {
         Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_colw26b,pe_colw28b --seeds 1,2,3": Entry(SLOW),
     "python -m synth.timing --only pe_colw26b_regdsp:4x4 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
+    "python -m synth.timing --only pe_colw30sx_regdsp:4x3 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     # docs/mxu-pnr.md: the column accumulator's array
     _COLUMN_4X4: Entry(FAST),
     _COLUMN_16X1: Entry(FAST),
@@ -414,9 +415,9 @@ COMMANDS: dict[str, Entry] = {
     _COLUMN_12X12.format(a=4) + " --mul-dsp ecp5": Entry(SLOW),     # the same with the MULT18X18D's registers
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a4_colw26b_ecp5dsp.json --seeds 1,2,3":
         Entry(SLOW, before=_COLUMN_12X12.format(a=4) + " --mul-dsp ecp5"),
-    _EXACT_13X12: Entry(SLOW),      # the exact anchor's 156-multiplier array's files
-    "python -m synth.mxu_pnr --verilog build/verilog/mxu_13x12_bf16_fp32_m5a5_colw30sx_ecp5dsp_ecp5fifo.json "
-    "--floorplan none --seeds 1": Entry(SLOW, before=_EXACT_13X12),
+    _EXACT_12X13: Entry(SLOW),      # the exact anchor's 156-multiplier array's files
+    "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x13_bf16_fp32_m4a3_colw30sx_ecp5dsp_ecp5fifo.json "
+    "--seeds 1,2,3": Entry(SLOW, before=_EXACT_12X13),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
