@@ -39,7 +39,7 @@ def finite_nonzero_field(fmt: FloatFormat, field):
 
 def exponent_array_latency(rows: int) -> int:
     """``ExponentArray``'s latency for ``rows`` rows (a plan fact, without the array)."""
-    return rows + 2
+    return rows + 3
 
 
 class ExponentArray(wiring.Component):
@@ -49,11 +49,11 @@ class ExponentArray(wiring.Component):
     to [1, 4)) and ``acc_fmt``'s bias, clipped to ``0..2**exp_bits - 2``; 0 if no pair is.
 
     A cell per element, without storage of its own: it reads its element's two weight
-    fields (``weights``), adds the row's field to the one ``sel`` picks and keeps the larger
-    of that sum and the cell above's, in one register (an add and a compare, both 9 bits:
-    shorter than the element's paths). The row's fields move right a cell per cycle, the
-    maxima down a row per cycle. A pair that does not count leaves the maximum as it is; a
-    sum of two nonzero fields is at least 2, so 0 stands for "no pair".
+    fields (``weights``), adds the row's field to the one ``sel`` picks (a register), and
+    keeps the larger of that sum and the cell above's (a register): every path is one add or
+    one compare. The row's fields move right a cell per cycle, the maxima down a row per
+    cycle. A pair that does not count sums to 0; a sum of two nonzero fields is at least 2,
+    so 0 stands for "no pair".
 
     Parameters (keyword-only)
     -------------------------
@@ -80,7 +80,7 @@ class ExponentArray(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from a row to column 0's anchor: the row's fields registered, a cycle per
-        row down the array, and the anchor's register."""
+        row down the array, the last cell's compare and the anchor's register."""
         return exponent_array_latency(self.rows)
 
     def elaborate(self, platform):
@@ -99,11 +99,12 @@ class ExponentArray(wiring.Component):
             for j in range(self.cols):
                 fields = self.weights[k * self.cols + j]
                 weight = Mux(sel, fields[1], fields[0])
+                # The sum in a register of its own (0: the pair does not count), the compare
+                # after it: the weight's route from its element and the add fill one cycle.
                 total = Signal(e + 1, name=f"sum{k}_{j}")
-                m.d.comb += total.eq(ex + weight)
-                counts = (ex != 0) & finite_nonzero_field(fi, weight)
+                m.d.sync += total.eq(Mux((ex != 0) & finite_nonzero_field(fi, weight), ex + weight, 0))
                 largest = Signal(e + 1, name=f"max{k}_{j}")
-                m.d.sync += largest.eq(Mux(counts & (total > maxima[j]), total, maxima[j]))
+                m.d.sync += largest.eq(Mux(total > maxima[j], total, maxima[j]))
                 maxima[j] = largest
                 if j + 1 < self.cols:
                     ex_r, sel_r = Signal(e, name=f"ex{k}_{j + 1}"), Signal(name=f"ex{k}_{j + 1}_sel")
