@@ -2,7 +2,8 @@
 
 A lone element places and routes faster than the same element in an array (longer routes
 between neighbours, a denser die, the output FIFO), so an array's figure comes from arrays:
-the median over seeds of the runs of exactly this design, or, for a size or depth not
+the median over seeds of the runs of exactly this design (rows of the design the generator
+emits now: ``hdl.designs``), or, for a size or depth not
 measured, the element's delay model (``hdl.timing``) times the ratio the nearest measured
 sizes show between their median and the model at their depth, never above the fastest of
 those arrays. The CSV is read by its header: a column named like one of the design's
@@ -37,10 +38,10 @@ def _label(rows, cols, mul_stages, add_stages) -> str:
     return f"{rows}x{cols} m{mul_stages}a{add_stages}"
 
 
-def _runs(arch: str, design: dict, path: Path) -> tuple[dict, dict, list]:
-    """This kind of array's runs in the flow above: ``{(rows, cols, m, a): [(seed, fmax)]}``
-    of the runs that fit, ``{(rows, cols, m, a): note}`` of the sizes that did not, and the
-    CSV's columns."""
+def _runs(arch: str, design: dict, path: Path, current: Callable[[dict], bool]) -> tuple[dict, dict, list]:
+    """This kind of array's current runs (``current(row)``) in the flow above: ``{(rows, cols,
+    m, a): [(seed, fmax)]}`` of the runs that fit, ``{(rows, cols, m, a): note}`` of the sizes
+    that did not, and the CSV's columns."""
     fitted, unfit = {}, {}
     if not path.exists():
         return fitted, unfit, []
@@ -49,7 +50,7 @@ def _runs(arch: str, design: dict, path: Path) -> tuple[dict, dict, list]:
         same = {c: str(v) for c, v in design.items() if c in reader.fieldnames and c not in SIZE_AND_DEPTH}
         wanted = {"arch": arch, "floorplan": FLOORPLAN[arch], **FLOW, **same}
         for row in reader:
-            if any(row.get(c) != v for c, v in wanted.items()):
+            if any(row.get(c) != v for c, v in wanted.items()) or not current(row):
                 continue
             key = tuple(int(row[c]) for c in SIZE_AND_DEPTH)
             if row["fits"] == "True":
@@ -84,8 +85,8 @@ def _between(n: int, points: list[tuple[int, float]]) -> float:
 
 
 def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[int, int], float],
-              path: Path = MXU_PNR_CSV, element_measured: Callable[[int, int], float | None] = lambda m, a: None
-              ) -> dict:
+              path: Path = MXU_PNR_CSV, element_measured: Callable[[int, int], float | None] = lambda m, a: None,
+              current: Callable[[dict], bool] = lambda row: True) -> dict:
     """What ``path`` says of the array ``design`` (its parameters as the manifest spells
     them, ``pe`` included) on ``arch``: ``{"mhz", "slowest_mhz", "measured", "design",
     "source"}`` from its own runs (the median and the slowest of its seeds), or ``{"mhz",
@@ -94,8 +95,9 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
     (``element_measured(m, a)``, None where none was made): an array is no faster than its
     element. A parameter the CSV does not record is taken to have its value in ``defaults``
     in every run, so a design with another value is predicted. A size recorded only as not
-    fitting gives ``mhz`` None."""
-    predicted = _predicted(arch, design, defaults, element_mhz, path)
+    fitting gives ``mhz`` None. Only the rows ``current(row)`` accepts count: a row whose
+    design the generator no longer emits is history (``hdl.designs``)."""
+    predicted = _predicted(arch, design, defaults, element_mhz, path, current)
     if "predicted" not in predicted:
         return predicted
     alone = element_measured(design["mul_stages"], design["add_stages"])
@@ -106,9 +108,9 @@ def array_mhz(arch: str, design: dict, defaults: dict, element_mhz: Callable[[in
 
 
 def _predicted(arch: str, design: dict, defaults: dict, element_mhz: Callable[[int, int], float],
-               path: Path) -> dict:
+               path: Path, current: Callable[[dict], bool]) -> dict:
     """``array_mhz`` before the element's own figure caps a prediction."""
-    fitted, unfit, columns = _runs(arch, design, path)
+    fitted, unfit, columns = _runs(arch, design, path, current)
     other = [f"{k}={v}" for k, v in design.items() if k not in columns and k != "pe" and v != defaults.get(k)]
     exact = not other
     key = tuple(design[c] for c in SIZE_AND_DEPTH)

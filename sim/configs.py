@@ -57,7 +57,7 @@ ECP5_DSP = [("mul", dict(stages=4, mul_dsp="ecp5")), ("mul", dict(in_fmt="fp8_e4
 def every_depth() -> list:
     """Every configuration above (not the xorshift unit) at every depth 0..``max_stages``
     (``pytest --every-depth``)."""
-    from hdl.build import UNITS
+    from hdl.units import UNITS
     configs = []
     for unit, group in (("mul", MULTIPLIERS), ("add", ADDERS), ("rounder", ROUNDERS)):
         for params in group:

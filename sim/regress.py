@@ -18,7 +18,8 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from golden.tools.cli import Parser, check_output, command
-from hdl.build import UNITS, add_unit_arguments
+from hdl.units import UNITS
+from hdl.build import add_unit_arguments
 
 from .testbenches import netlist as gates
 from .testbenches import runner

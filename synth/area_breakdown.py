@@ -34,8 +34,8 @@ COLUMNS = ["unit", "block", "transistors"]
 def breakdown(work: Path) -> list[dict]:
     """The rows: per unit the product alone, the rest of the multiplier's own module, the
     rounder, their sum, the flattened unit and its target."""
-    from hdl.build import UNITS as BUILD
-    from hdl.build import module_name, to_verilog
+    from hdl.units import UNITS as BUILD
+    from hdl.units import module_name, to_verilog
 
     from .significand import SignificandMultiplier
 

@@ -30,7 +30,9 @@ from pathlib import Path
 
 from golden.column import OLD_SEQUENTIAL, SEQUENTIAL, accumulation_param
 from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
-from hdl.build import UNITS, emit
+from hdl.designs import identity
+from hdl.target import mxu_identity, mxu_row_config
+from hdl.units import UNITS, emit
 from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
 
 from .pnr import TARGET_MHZ, VerilogUnit
@@ -42,7 +44,7 @@ __all__ = ["parse_size", "run", "main"]
 
 COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan",
            "harness", "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
-           "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "tools", "note"]
+           "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "design", "tools", "note"]
 #: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
 #: kept too: ``weight path``; before anything was: ``none``).
 KEPT = "weight path, tag"
@@ -116,8 +118,8 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
             + f"_seed{seed}")
     work = cache / "work" / name
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
-    design = (unit.verilog if manifest else
-              "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/build.py", "hdl/ports.py"]))
+    design = (unit.verilog if source == "verilog" else
+              "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/units.py", "hdl/ports.py"]))
     settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, _old_spelling(params)] + \
         ([] if sync_resets else ["nosr"])
     key = hashlib.sha256((json.dumps(settings) + design).encode()).hexdigest()[:16]
@@ -139,6 +141,9 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
               "pe": "fused" if params["fused_pe"] else "generic", "accumulation": accumulation,
               "mul_dsp": params.get("mul_dsp", "inferred"),
               "fifo_ram": params.get("fifo_ram", "block"), "latency": unit.latency, "seed": seed, "tools": tool_versions()}
+    # The design's identity (hdl.designs): the Verilog placed, or what hdl.build writes for
+    # the array whose Amaranth netlist was placed.
+    result["design"] = identity(unit.verilog) if source == "verilog" else mxu_identity(mxu_row_config(result))
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,

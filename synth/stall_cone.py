@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from golden.tools.cli import Parser, build_dir, command
-from hdl.build import UNITS, emit
+from hdl.units import UNITS, emit
 
 from hdl.toolchain import yosys_command
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
 from hdl import timing
-from hdl.build import TIMING_TERMS
+from hdl.target import TIMING_TERMS, unit_identity
 from hdl.toolchain import tool_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,14 +84,14 @@ HARDWARE = [*(f"hdl/{n}.py" for n in ("adder", "multiplier", "rounder", "stochas
                                       "mxu/accumulation/window_rounder")),
             "golden/formats.py", "golden/column.py", "synth/pnr.py", "synth/significand.py"]
 COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "ratio_to_bare", "predicted_mhz", "lut",
-           "ff", "lut_alone", "ff_alone", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "tools"]
+           "ff", "lut_alone", "ff_alone", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "design", "tools"]
 
 
 def component(kind: str, stages, *, plan: bool = False):
     """The design of one run and its module name; with ``plan``, the design's plan instead
     (its segments and latency; ``None`` for a reference, which has none)."""
-    from hdl.build import UNITS as BUILD
-    from hdl.build import module_name
+    from hdl.units import UNITS as BUILD
+    from hdl.units import module_name
     from hdl.mxu.element import ElementPlan, ProcessingElement
 
     from .significand import SignificandAdder, SignificandMultiplier
@@ -201,7 +201,8 @@ def run(arch: str, kind: str, stages, cache: Path, lock, seed: int | None = None
               "fmax_mhz": figures[f"{arch}_fmax_mhz"], "lut": lut, "ff": max(0, ff - harness_ffs(unit)), **alone,
               "dsp": dsp,
               **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")},
-              "seed": seed, "tools": tool_versions(), "seconds": round(time.perf_counter() - start, 1)}
+              "seed": seed, "design": unit_identity(name, lambda: unit), "tools": tool_versions(),
+              "seconds": round(time.perf_counter() - start, 1)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result

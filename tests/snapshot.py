@@ -71,7 +71,7 @@ def jobs() -> list[tuple]:
 
 
 def _write(job, out: Path) -> None:
-    from hdl.build import UNITS, emit, to_verilog
+    from hdl.units import UNITS, emit, to_verilog
     from golden.tools.cli import write_text
     kind, args = job
     if kind == "unit":

@@ -19,6 +19,7 @@ import sim.testbenches.bench
 import synth.area_breakdown
 import synth.liberty
 import synth.mxu_pnr
+import synth.stale
 import synth.stall_cone
 import synth.sweep.cli
 import synth.timing
@@ -36,6 +37,7 @@ MAINS = {
     "synth.stall_cone": synth.stall_cone.main,
     "synth.timing": synth.timing.main,
     "synth.mxu_pnr": synth.mxu_pnr.main,
+    "synth.stale": synth.stale.main,
     "synth.sweep": synth.sweep.cli.main,
     "synth.liberty": synth.liberty.main,
     "synth.area_breakdown": synth.area_breakdown.main,

@@ -10,7 +10,7 @@ import pytest
 from amaranth.hdl import Const, UnusedElaboratable
 
 from golden.rounding import Rounding
-from hdl.build import UNITS, module_name
+from hdl.units import UNITS, module_name
 from hdl.mxu.accumulation import window_adder, window_rounder
 from sim import regress
 from sim.configs import COLUMN_EXHAUSTIVE, COLUMN_REGRESSIONS, COLUMN_UNITS

@@ -9,7 +9,7 @@ import pytest
 
 from golden.column import ColumnAccumulator
 from hdl.adder import FPAdder
-from hdl.build import UNITS, emit, module_name
+from hdl.units import UNITS, emit, module_name
 from hdl.multiplier import FPMultiplier
 from hdl.mxu.accumulation.normalisation_point import NormalisationPoint
 from hdl.mxu import MXU
@@ -305,7 +305,7 @@ def test_lut_fifo_is_the_same_design_but_its_memory_attributes():
     """``fifo_ram="lut"`` changes what synthesis maps the output FIFO's memory onto, nothing
     the simulators see: its Verilog is the ``block`` one's but for the module names and the
     two attribute lines (tests/test_hdl_output_fifo.py checks what Yosys does with them)."""
-    from hdl.build import to_verilog
+    from hdl.units import to_verilog
 
     texts = {}
     for ram in ("block", "lut"):

@@ -68,7 +68,7 @@ def test_y_ready_drives_only_the_output_fifo(params):
     and the counters of the output FIFO's queue (its read pointer and level) and room:
     nothing of the FIFO's memory, its read decision or level, nothing growing with rows."""
     from golden.tools.cli import build_dir
-    from hdl.build import UNITS
+    from hdl.units import UNITS
     from hdl.mxu.output_fifo import queue_slots
     from synth.stall_cone import measure
 
@@ -124,7 +124,7 @@ def test_old_spellings_of_the_accumulation_resolve_alike():
     """``accumulator=`` and ``fp32``, the old spellings of ``accumulation=`` and
     ``sequential``, still resolve (MXU, resolve, ElementPlan) to the same design; both
     keywords with different values are an error naming both."""
-    from hdl.build import UNITS, module_name
+    from hdl.units import UNITS, module_name
     from hdl.mxu import MXU
     from hdl.mxu.config import resolve
     from hdl.mxu.element import ElementPlan
@@ -157,7 +157,7 @@ def test_options_are_described_once():
     from dataclasses import fields
     from pathlib import Path
 
-    from hdl.build import UNITS
+    from hdl.units import UNITS
     from hdl.mxu.config import OPTIONS, MXUFunction, MXUImplementation, describes, parameter_table
 
     assert UNITS["mxu"].params == OPTIONS

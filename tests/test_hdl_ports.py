@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from hdl.build import UNITS, emit
+from hdl.units import UNITS, emit
 from hdl.ports import ports_of
 from hdl.verilator_config import verilator_config
 from sim.testbenches import runner

@@ -124,28 +124,57 @@ def test_target_mhz_errors(args, message, tmp_path):
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")    # the built designs are not converted
-def test_a_measured_target_is_never_refused():
-    """Every Fmax docs/timing.csv measured for a unit is a target ``--target-mhz`` accepts,
-    whatever the model predicts (the model is refused to have the last word)."""
+def _tables(tmp_path, monkeypatch, timing_rows=(), array_rows=()):
+    """docs/timing.csv and docs/mxu-pnr.csv, as ``hdl.target`` reads them, replaced by these
+    rows (dicts; the ``design`` of each as the test gives it)."""
     import csv
-
-    from hdl.build import UNITS, build_for
-    from synth.timing import UNITS as KINDS
-    for row in csv.DictReader((Path(__file__).parent.parent / "docs" / "timing.csv").open()):
-        design = KINDS[row["kind"]][1]
-        if row["arch"] != "ecp5" or design is None:
-            continue
-        unit, params = UNITS[design[0]], design[1]
-        _, _, facts = build_for(unit, params, "ecp5", float(row["fmax_mhz"]))
-        reached = facts["achieved_mhz"] if facts["achieved_mhz"] is not None else facts["predicted_mhz"]
-        assert reached >= float(row["fmax_mhz"]), (row["module"], facts)
+    from hdl import array_timing, target
+    for name, rows, attr in (("timing.csv", timing_rows, (target, "TIMING_CSV")),
+                             ("mxu-pnr.csv", array_rows, (array_timing, "MXU_PNR_CSV"))):
+        path = tmp_path / name
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, sorted({k for r in rows for k in r}) or ["arch"])
+            writer.writeheader()
+            writer.writerows(rows)
+        monkeypatch.setattr(*attr, path)
 
 
-def test_target_mhz_prints_predicted_and_measured(tmp_path):
-    proc = _cli("mul", "--target-mhz", "140", "--arch", "ecp5", "-o", "out", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "predicted" in proc.stdout and "measured 141.62 MHz (docs/timing.csv)" in proc.stdout
+def _unit_row(unit_key: str, fmax: float, current: bool = True, **params) -> dict:
+    """A docs/timing.csv row of ``hdl.build``'s ``unit_key`` design, its design today's or not."""
+    from hdl.target import unit_identity
+    from hdl.units import UNITS, module_name
+    component, _ = UNITS[unit_key].build(**params)
+    module = module_name(UNITS[unit_key], component)
+    return {"arch": "ecp5", "kind": unit_key, "module": module, "fmax_mhz": fmax,
+            "design": unit_identity(module, lambda: component) if current else "0" * 16}
+
+
+def test_a_measured_target_is_never_refused(tmp_path, monkeypatch):
+    """A current Fmax docs/timing.csv measured for a unit is a target ``--target-mhz`` accepts,
+    whatever the model predicts (the model is refused to have the last word); a stale one
+    is not a measurement."""
+    from hdl.target import build_for
+    from hdl.units import UNITS
+    predicted = timing.predict_mhz(UNITS["mul"].plan(stages=2)[0], "ecp5")
+    fast = predicted + 30          # above every depth's prediction: only the measurement reaches it
+    for current in (True, False):
+        _tables(tmp_path, monkeypatch, [_unit_row("mul", fast, current, stages=2)])
+        if current:
+            _, values, facts = build_for(UNITS["mul"], {}, "ecp5", fast)
+            assert values["stages"] == 2 and facts["achieved_mhz"] == fast
+        else:
+            with pytest.raises(ValueError, match="out of reach"):
+                build_for(UNITS["mul"], {}, "ecp5", fast)
+
+
+def test_target_mhz_prints_predicted_and_measured(tmp_path, monkeypatch, capsys):
+    import hdl.build
+    _tables(tmp_path, monkeypatch, [_unit_row("mul", 141.62, stages=2)])
+    from hdl.units import UNITS
+    model = timing.predict_mhz(UNITS["mul"].plan(stages=2)[0], "ecp5")
+    assert hdl.build.main(["mul", "--stages", "2", "--arch", "ecp5", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert f"predicted {round(model, 1)} MHz" in out and "measured 141.62 MHz (docs/timing.csv)" in out
 
 
 _HEADER = ("arch,rows,cols,mul_stages,add_stages,pe,accumulation,source,floorplan,harness,keep,sync_resets,fits,"
@@ -221,58 +250,62 @@ def test_a_predicted_array_is_never_faster_than_its_element(tmp_path):
     assert "element's own" not in unmeasured["predicted"]
 
 
-def _shipped_runs():
-    """docs/mxu-pnr.csv's ECP5 fused runs of the default design (sequential accumulation, inferred
-    multiplies, the portable FIFO) in the shipped flow, by (rows, cols, m, a)."""
-    import csv
-    from hdl.array_timing import FLOW, MXU_PNR_CSV, SIZE_AND_DEPTH
-    runs = {}
-    for row in csv.DictReader(MXU_PNR_CSV.open()):
-        if (row["arch"], row["pe"], row["floorplan"], row["fits"], row["accumulation"], row["mul_dsp"],
-                row["fifo_ram"]) == ("ecp5", "fused", "dsp", "True", "sequential", "inferred", "block") and \
-                all(row[k] == v for k, v in FLOW.items()):
-            runs.setdefault(tuple(int(row[k]) for k in SIZE_AND_DEPTH), []).append(float(row["fmax_mhz"]))
-    return runs
+#: A 2x2 array at m1a1 as docs/mxu-pnr.csv records it, in the shipped flow.
+_ARRAY = {"arch": "ecp5", "rows": "2", "cols": "2", "mul_stages": "1", "add_stages": "1", "pe": "fused",
+          "accumulation": "sequential", "mul_dsp": "inferred", "fifo_ram": "block", "source": "verilog",
+          "floorplan": "dsp", "harness": "scrambled", "keep": "weight path, tag", "sync_resets": "inferred",
+          "fits": "True"}
 
 
-def test_mxu_target_mhz_comes_from_measured_arrays(tmp_path):
-    """The largest array measured: --arch records its median over seeds; --target-mhz at
-    that figure picks a measured design; above the fastest of its size it is refused with
-    the measured figure, in one line."""
-    import statistics
-    runs = _shipped_runs()
-    (rows, cols, m, a), fmax = max(runs.items(), key=lambda kv: (kv[0][0] * kv[0][1], statistics.median(kv[1])))
-    median = round(statistics.median(fmax), 2)
-    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--mul-stages", str(m), "--add-stages", str(a),
-                "--arch", "ecp5", "-o", "out", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def _array_rows(seeds: dict, current: bool = True, **design) -> list[dict]:
+    """docs/mxu-pnr.csv rows of one array, ``{seed: fmax}``, its design today's or not."""
+    from hdl.target import mxu_identity, mxu_row_config
+    row = {**_ARRAY, **{k: str(v) for k, v in design.items()}}
+    identity = mxu_identity(mxu_row_config(row)) if current else "0" * 16
+    return [{**row, "seed": seed, "fmax_mhz": fmax, "design": identity} for seed, fmax in seeds.items()]
+
+
+def _mxu(capsys, *args):
+    import hdl.build
+    assert hdl.build.main(["mxu", "--rows", "2", "--cols", "2", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_mxu_target_mhz_comes_from_measured_arrays(tmp_path, monkeypatch, capsys):
+    """A measured array: --arch records its median over seeds; --target-mhz at its slowest
+    seed picks it; its median, above every seed of its size, is refused with the measured
+    figure, in one line; the same runs of a design the generator no longer emits are not a
+    measurement."""
+    _tables(tmp_path, monkeypatch, array_rows=_array_rows({1: 120.0, 2: 110.0, 3: 125.0}))
+    _mxu(capsys, "--mul-stages", "1", "--add-stages", "1", "--arch", "ecp5", "-o", str(tmp_path / "out"))
     (path,) = (tmp_path / "out").glob("*.json")
     figure = json.loads(path.read_text())["timing"]["achieved_mhz"]
-    assert figure["mhz"] == median and figure["source"] == "docs/mxu-pnr.csv"
-    assert figure["measured"].startswith("median of seeds") and figure["design"] == f"{rows}x{cols} m{m}a{a} fused"
-    assert figure["slowest_mhz"] == min(fmax)
-    # A target the design reached on every seed picks it; its median, above its slowest
-    # seed, is refused (nothing of this size reached it on every seed), with the figures.
-    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--target-mhz", str(min(fmax)), "-o", "picked",
-                cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert f"{median:g} MHz measured ({rows}x{cols} m" in proc.stdout
-    best = max(min(f) for (r, c, _, _), f in runs.items() if (r, c) == (rows, cols))
-    assert median > best
-    proc = _cli("mxu", "--rows", str(rows), "--cols", str(cols), "--target-mhz", str(median), cwd=tmp_path)
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert f"out of reach on ecp5 for a {rows}x{cols} array: arrays measured {best:g} MHz at best on every seed" \
-        in proc.stderr
+    assert figure["mhz"] == 120.0 and figure["slowest_mhz"] == 110.0 and figure["design"] == "2x2 m1a1 fused"
+    assert figure["measured"] == "median of seeds 1, 2, 3 (110-125 MHz)"
+    out = _mxu(capsys, "--target-mhz", "110", "-o", str(tmp_path / "picked"))
+    assert "120 MHz measured (2x2 m1a1" in out
+    with pytest.raises(SystemExit) as stop:
+        _mxu(capsys, "--target-mhz", "120", "-o", str(tmp_path / "refused"))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "out of reach on ecp5 for a 2x2 array: arrays measured 110 MHz at best on every seed" in err
+    _tables(tmp_path, monkeypatch, array_rows=_array_rows({1: 120.0, 2: 110.0, 3: 125.0}, current=False))
+    _mxu(capsys, "--mul-stages", "1", "--add-stages", "1", "--arch", "ecp5", "-o", str(tmp_path / "stale"))
+    (path,) = (tmp_path / "stale").glob("*.json")
+    assert "predicted" in json.loads(path.read_text())["timing"]["achieved_mhz"]
 
 
-def test_mxu_of_an_unmeasured_size_is_predicted(tmp_path):
-    runs = _shipped_runs()
-    rows = next(n for n in range(2, 10) if not any(r == c == n for r, c, _, _ in runs))
-    proc = _cli("mxu", "--rows", str(rows), "--cols", str(rows), "--mul-stages", "4", "--add-stages", "6",
-                "--arch", "ecp5", "-o", "out", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_mxu_of_an_unmeasured_size_is_predicted(tmp_path, monkeypatch, capsys):
+    """Another size than the measured one: the element's model derated by it, never above
+    what it reached."""
+    _tables(tmp_path, monkeypatch, array_rows=_array_rows({1: 120.0, 2: 110.0, 3: 125.0}))
+    import hdl.build
+    assert hdl.build.main(["mxu", "--rows", "3", "--cols", "3", "--mul-stages", "1", "--add-stages", "1", "--arch",
+                           "ecp5", "-o", str(tmp_path / "out")]) == 0
     (path,) = (tmp_path / "out").glob("*.json")
     figure = json.loads(path.read_text())["timing"]["achieved_mhz"]
-    assert "measured" not in figure and figure["predicted"].startswith("the element's delay model at m4a6")
-    assert figure["mhz"] <= max(max(f) for f in runs.values())
-    assert "MHz predicted: the element's delay model" in proc.stdout
+    assert "measured" not in figure and figure["predicted"].startswith("the element's delay model at m1a1")
+    assert figure["mhz"] <= 110.0 and "2x2 m1a1" in figure["predicted"]
+    assert "MHz predicted: the element's delay model" in capsys.readouterr().out
+
+

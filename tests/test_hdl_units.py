@@ -12,7 +12,7 @@ Vectors per configuration: 2000 corner-weighted random ones plus every corner pa
 
 import pytest
 
-from hdl.build import UNITS, module_name
+from hdl.units import UNITS, module_name
 from sim.testbenches import runner
 from sim.configs import CONFIGS, DEEP, DEEP_DEFAULT, ECP5_DSP, STAGES, every_depth
 

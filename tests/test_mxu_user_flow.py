@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from golden.tools.cli import build_dir
-from hdl.build import UNITS, emit
+from hdl.units import UNITS, emit
 from hdl.fmax_top import top_lpf, top_verilog
 from hdl.toolchain import parse_details, parse_report
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from golden.tools.cli import build_dir
-from hdl.build import to_verilog
+from hdl.units import to_verilog
 from hdl.xorshift import Xorshift32
 from synth import flows
 from synth.liberty import CELL_DIR, CELLS, FLIP_FLOP, LIBRARY, lef_area, make_liberty
@@ -205,8 +205,8 @@ def test_quick_sweep_with_place_and_route():
 def test_area_breakdown_of_the_multipliers(capsys):
     """The breakdown's whole-unit figures are the sweep's (same flow, same module names),
     and only the rounding multiplier's rounder rounds."""
-    from hdl.build import UNITS as BUILD
-    from hdl.build import module_name
+    from hdl.units import UNITS as BUILD
+    from hdl.units import module_name
     from synth import area_breakdown
     from synth.significand import SignificandMultiplier
 

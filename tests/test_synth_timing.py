@@ -450,7 +450,7 @@ def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
 def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
     """``--verilog NAME.json``: the unit is an Instance of the generated module with the
     manifest's ports, and the scripts are the files beside it, nothing of the flow's own."""
-    from hdl.build import UNITS, emit
+    from hdl.units import UNITS, emit
     from hdl.floorplan import KEEP
     from synth.mxu_pnr import _design
     from synth.pnr import VerilogUnit

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from golden.coverage import merge
 from golden.tools.cli import Parser, build_dir, check_output, command
-from hdl.build import UNITS, add_unit_arguments, module_name
+from hdl.units import UNITS, module_name
+from hdl.build import add_unit_arguments
 
 from golden.tools import executor
 from .chunks import MAX_EXHAUSTIVE_BITS, SHOWN, Plan, check_chunk, model_of, operand_formats

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.tools.cli import build_dir
-from hdl.build import UNITS, emit, module_name
+from hdl.units import UNITS, emit, module_name
 from hdl.toolchain import verilator_bin
 
 __all__ = ["Model", "CONTROL_PORTS", "compile_unit"]

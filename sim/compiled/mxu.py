@@ -29,7 +29,8 @@ import numpy as np
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from golden.formats import format_param
 from golden.mxu import stream
-from hdl.build import UNITS, add_unit_arguments, module_name
+from hdl.units import UNITS, module_name
+from hdl.build import add_unit_arguments
 
 from .model import compile_unit
 from golden.vectors import cancelling, rows_and_tiles

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from golden.column import SEQUENTIAL, accumulation_param
 from golden.tools.cli import Parser, check_output, command, write_text
-from hdl.build import add_unit_arguments, module_name
+from hdl.units import module_name
+from hdl.build import add_unit_arguments
 from hdl.mxu.config import OPTION as MXU_OPTION
 
 from .pipelining import FORMAL_UNITS, MAX_DEPTH, _configure, _yosys, check, check_pe

@@ -20,7 +20,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from golden.tools.cli import build_dir
-from hdl.build import UNITS, _value, module_name
+from hdl.units import UNITS, _value, module_name
 from hdl.toolchain import yosys_command
 
 from .equiv import equiv_script, equiv_verdict, run_tool, tools

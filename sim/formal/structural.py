@@ -32,7 +32,7 @@ from amaranth.back import rtlil
 from amaranth.hdl import ClockDomain, Module, Value
 
 from golden.tools.cli import build_dir
-from hdl.build import _value, module_name
+from hdl.units import _value, module_name
 
 from .equiv import equiv_script, equiv_verdict, tools
 

@@ -18,7 +18,7 @@ from golden.column import ColumnAccumulator, accumulation_param, headroom, windo
 from golden.formats import FloatFormat, parse_format
 from golden.ops import multiply
 from golden.vectors import corner_values, random_encodings
-from hdl.build import UNITS
+from hdl.units import UNITS
 from hdl.ports import signature_ports
 
 from .harness import Config, Timed, compare, mismatches, pack, save_summary, simulate, start, stream

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from golden.tools.cli import build_dir
 from golden.params import int_param
-from hdl.build import UNITS, emit, module_name
+from hdl.units import UNITS, emit, module_name
 from hdl.toolchain import verilator_bin
 
 from . import netlist as gates

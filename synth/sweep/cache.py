@@ -67,7 +67,7 @@ def synthesise(config: dict, out_dir: Path, digest: str, use_cache: bool = True,
     and it has not). ``pnr``: also Fmax and utilisation from place and route (left out, and
     ``"pnr_missing"`` set, if ``cached_only`` and they are not cached). ``timeout_min``: the
     limit of one configuration's Yosys run."""
-    from hdl.build import to_verilog
+    from hdl.units import to_verilog
 
     def synth():
         start = time.perf_counter()

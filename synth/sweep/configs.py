@@ -86,7 +86,7 @@ def _timing_label(kind: str) -> str:
 
 def component(config):
     """The configuration's component and Verilog module name."""
-    from hdl.build import UNITS, module_name
+    from hdl.units import UNITS, module_name
     from hdl.mxu.element import ProcessingElement
 
     from ..significand import SignificandMultiplier

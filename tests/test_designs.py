@@ -1,0 +1,122 @@
+"""A figure names the design it measured (hdl.designs): rows of a design the generator no
+longer emits are history to ``--target-mhz``, and ``python -m synth.stale`` says which."""
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hdl import designs
+from hdl.array_timing import array_mhz
+from hdl.designs import STALE
+from hdl.target import _current_array, achieved_mhz, mxu_identity, mxu_row_config, unit_identity
+from hdl.units import UNITS, module_name, to_verilog
+
+ROOT = Path(__file__).parent.parent
+#: A small array and its docs/mxu-pnr.csv columns.
+ARRAY = {"arch": "ecp5", "rows": "2", "cols": "2", "mul_stages": "1", "add_stages": "1", "pe": "fused",
+         "accumulation": "sequential", "mul_dsp": "inferred", "fifo_ram": "block", "source": "verilog",
+         "clock_mhz": "300", "floorplan": "dsp", "harness": "scrambled", "keep": "weight path, tag",
+         "sync_resets": "inferred", "fits": "True", "fmax_mhz": "130.0", "seed": "1"}
+
+
+def _array_text(config: dict) -> str:
+    component, _ = UNITS["mxu"].build(**config)
+    return to_verilog(component, module_name(UNITS["mxu"], component))
+
+
+def test_an_arrays_identity_is_the_hash_of_the_verilog_hdl_build_writes(tmp_path):
+    """Computed from the file a user generates, not from the code under test's cache."""
+    import hashlib
+    proc = subprocess.run([sys.executable, "-m", "hdl.build", "mxu", "--rows", "2", "--cols", "2", "--mul-stages", "1",
+                           "--add-stages", "1", "-o", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (v,) = (p.with_suffix(".v") for p in tmp_path.glob("*.json"))
+    assert mxu_identity(mxu_row_config(ARRAY)) == hashlib.sha256(v.read_bytes()).hexdigest()[:16]
+
+
+def test_identities_are_cached_per_sources(monkeypatch, tmp_path):
+    """Generated once while the sources stand; a change of the sources generates again."""
+    monkeypatch.setenv("ARITH_BUILD", str(tmp_path))
+    calls = []
+
+    def generate():
+        calls.append(1)
+        return "module m; endmodule\n"
+    assert designs.cached_identity("t", {"a": 1}, generate) == designs.identity("module m; endmodule\n")
+    designs.cached_identity("t", {"a": 1}, generate)
+    assert len(calls) == 1
+    monkeypatch.setattr(designs, "sources_hash", lambda: "changed")
+    designs.cached_identity("t", {"a": 1}, generate)
+    assert len(calls) == 2
+
+
+def test_a_row_is_current_only_with_the_design_the_generator_emits():
+    config = mxu_row_config(ARRAY)
+    now = designs.identity(_array_text(config))
+    assert _current_array({**ARRAY, "design": now})
+    assert not _current_array({**ARRAY, "design": "0" * 16})
+    assert not _current_array({**ARRAY, "design": ""}) and not _current_array(ARRAY)
+
+
+def _csv(path: Path, rows: list[dict]) -> Path:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue())
+    return path
+
+
+def test_target_mhz_reads_only_current_arrays(tmp_path):
+    """A measured figure counts only where its design is today's: a stale or unrecorded row
+    leaves the array predicted."""
+    now = designs.identity(_array_text(mxu_row_config(ARRAY)))
+    defaults = {"rows": 4, "cols": 4, "mul_stages": 0, "add_stages": 0}
+    design = {"rows": 2, "cols": 2, "mul_stages": 1, "add_stages": 1, "pe": "fused", "accumulation": "sequential",
+              "mul_dsp": "inferred", "fifo_ram": "block"}
+    for recorded, measured in ((now, True), ("0" * 16, False), ("", False)):
+        path = _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, "design": recorded}])
+        figure = array_mhz("ecp5", design, defaults, lambda m, a: 100.0, path, current=_current_array)
+        assert ("measured" in figure) == measured, (recorded, figure)
+        assert figure["mhz"] == (130.0 if measured else 100.0)
+
+
+def test_a_units_figure_counts_only_for_its_current_design(tmp_path):
+    component, _ = UNITS["add"].build(stages=2)
+    module = module_name(UNITS["add"], component)
+    now = unit_identity(module, lambda: component)
+    from amaranth.back import verilog
+    assert now == designs.identity(verilog.convert(component, name=module, emit_src=False))
+    row = {"arch": "ecp5", "kind": "add", "module": module, "fmax_mhz": "99.5"}
+    for recorded, expected in ((now, 99.5), ("0" * 16, None), ("", None)):
+        path = _csv(tmp_path / "timing.csv", [{**row, "design": recorded}])
+        assert achieved_mhz("ecp5", module, lambda: component, path) == expected
+
+
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+def test_stale_lists_every_row_that_is_not_current(tmp_path):
+    """``synth.stale`` counts current, stale and unrecorded rows of both tables and prints the
+    command that re-measures each configuration that is not current."""
+    from synth.timing import component
+    unit, module = component("add", 7)
+    now = unit_identity(module, lambda: unit)
+    timing = {"arch": "ecp5", "kind": "add", "label": "add", "module": module, "stages": "7", "fmax_mhz": "120"}
+    _csv(tmp_path / "timing.csv", [{**timing, "design": now}, {**timing, "design": "0" * 16},
+                                   {**timing, "design": ""}])
+    array_now = designs.identity(_array_text(mxu_row_config(ARRAY)))
+    _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, "design": array_now}, {**ARRAY, "seed": "2", "design": "1" * 16},
+                                    {**ARRAY, "seed": "3", "design": ""}])
+    proc = subprocess.run([sys.executable, "-m", "synth.stale", "--docs", str(tmp_path)], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "timing.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
+    assert "mxu-pnr.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
+    assert "--only add:7" in proc.stdout and "--seeds 2,3" in proc.stdout
+    assert f"{STALE:<10} ecp5 {module}" in proc.stderr + proc.stdout
+    bad = subprocess.run([sys.executable, "-m", "synth.stale", "--tables", "area"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert bad.returncode == 2 and "--tables area: unknown table 'area'" in bad.stderr
