@@ -131,6 +131,10 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
         if "accumulation" not in result:        # cached before the column was added
             result["accumulation"] = accumulation
             path.write_text(json.dumps(result))
+        if "design" not in result and source == "verilog":
+            # Cached before identities were recorded: the key holds the Verilog placed.
+            result["design"] = identity(unit.verilog)
+            path.write_text(json.dumps(result))
         return result
     rows, cols = params["rows"], params["cols"]
     start = time.perf_counter()
