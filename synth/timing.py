@@ -335,7 +335,7 @@ def markdown(rows) -> str:
     for r in sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), r["latency"] or 0)):
         stages = "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list) else r["stages"]
         out.append(f"| {r['arch']} | {r['label']} | {stages} | {r['latency']} | {r['fmax_mhz']:.1f} | "
-                   f"{r['ratio_to_bare']} | {r.get('predicted_mhz', '-')} | {r['lut']} | {r['ff']} | "
+                   f"{r['ratio_to_bare']} | {r.get('predicted_mhz') or '-'} | {r['lut']} | {r['ff']} | "
                    f"{r.get('lut_alone') or '-'} | {r.get('ff_alone') or '-'} | {r['dsp']} |")
     return "\n".join(out)
 

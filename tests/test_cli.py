@@ -20,6 +20,7 @@ import synth.area_breakdown
 import synth.liberty
 import synth.mxu_pnr
 import synth.stale
+import synth.tables
 import synth.stall_cone
 import synth.sweep.cli
 import synth.timing
@@ -38,6 +39,7 @@ MAINS = {
     "synth.timing": synth.timing.main,
     "synth.mxu_pnr": synth.mxu_pnr.main,
     "synth.stale": synth.stale.main,
+    "synth.tables": synth.tables.main,
     "synth.sweep": synth.sweep.cli.main,
     "synth.liberty": synth.liberty.main,
     "synth.area_breakdown": synth.area_breakdown.main,

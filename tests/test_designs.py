@@ -85,6 +85,7 @@ def test_target_mhz_reads_only_current_arrays(tmp_path):
         assert figure["mhz"] == (130.0 if measured else 100.0)
 
 
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")     # its identity may come from the cache
 def test_a_units_figure_counts_only_for_its_current_design(tmp_path):
     component, _ = UNITS["add"].build(stages=2)
     module = module_name(UNITS["add"], component)
@@ -120,3 +121,38 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "synth.stale", "--tables", "area"], capture_output=True, text=True,
                          cwd=ROOT)
     assert bad.returncode == 2 and "--tables area: unknown table 'area'" in bad.stderr
+
+
+def test_every_pages_table_is_its_csvs():
+    """README.md's and the measurement pages' tables are what ``python -m synth.tables``
+    generates from the CSVs' current rows (run it after publishing)."""
+    from synth.tables import PAGES, render, tables
+    generated = tables(ROOT / "docs")
+    for page in PAGES:
+        text = (ROOT / page).read_text()
+        assert "<!-- table: " in text, page
+        assert render(text, generated, page) == text, f"{page}: its tables differ from the CSVs (python -m synth.tables)"
+
+
+def test_a_generated_table_shows_current_rows_only(tmp_path):
+    from synth.tables import render, tables
+    from synth.timing import COLUMNS, component
+    unit, module = component("add", 7)
+    unit_row = {"arch": "ecp5", "kind": "add", "label": "fp32 adder", "module": module, "stages": "7", "latency": "7",
+                "fmax_mhz": "120", "ratio_to_bare": "", "lut": "900", "ff": "400", "dsp": "0",
+                "design": unit_identity(module, lambda: unit)}
+    _csv(tmp_path / "timing.csv", [{k: unit_row.get(k, "") for k in COLUMNS},
+                                   {**{k: unit_row.get(k, "") for k in COLUMNS}, "stages": "7", "module": module + "x",
+                                    "fmax_mhz": "999", "design": "0" * 16}])
+    now = designs.identity(_array_text(mxu_row_config(ARRAY)))
+    figures = {"lut": "3000", "util_pct": "3.6", "ff": "2000", "dsp": "4", "latency": "20", "note": ""}
+    _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, **figures, "design": now},
+                                    {**ARRAY, **figures, "seed": "2", "fmax_mhz": "140.0", "design": now},
+                                    {**ARRAY, **figures, "seed": "3", "fmax_mhz": "999", "design": "1" * 16}])
+    generated = tables(tmp_path)
+    assert "| 2x2 `sequential`, `m1a1` | **135.0** (130.0-140.0) | 0.5 | 3,000 (4 %) | 2,000 | 4 |" \
+        in generated["arrays-short"]
+    assert "999" not in generated["arrays"] and "999" not in generated["units"] and "| 120.0 |" in generated["units"]
+    page = "a\n<!-- table: units (python -m synth.tables) -->\nold\n<!-- end table -->\nb\n"
+    assert render(page, generated, "p") == "a\n<!-- table: units (python -m synth.tables) -->\n" + \
+        generated["units"] + "<!-- end table -->\nb\n"

@@ -285,6 +285,10 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.sweep": Entry(SLOW),
     "python -m synth.sweep --quick": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused:4x6 --seeds 1,2,3": Entry(SLOW),
+    "python -m synth.stale": Entry(SLOW),                       # generates every recorded design
+    "python -m synth.stale --tables mxu-pnr": Entry(SLOW),
+    "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
+    "python -m synth.tables --check": Entry(SLOW),
     "python -m synth.area_breakdown": Entry(FAST),
     "python -m synth.area_breakdown --out build/area.csv": Entry(FAST),
     "python -m synth.stall_cone": Entry(SLOW, check=_SMALL_STALL_CONE),  # 13 s
