@@ -307,7 +307,7 @@ def _seeds(parser, text):
     return seeds
 
 
-SEED_COLUMNS = ["arch", "module", "seed", "fmax_mhz", "lut", "ff", "path_from", "path_to", "tools"]
+SEED_COLUMNS = ["arch", "module", "seed", "fmax_mhz", "lut", "ff", "path_from", "path_to", "design", "tools"]
 
 
 def write_seeds(runs: list[dict], path: Path) -> str:
@@ -315,7 +315,7 @@ def write_seeds(runs: list[dict], path: Path) -> str:
     rerun replaces its row, the others stay); return each design's median, min and max."""
     key = lambda r: (r["arch"], r["module"], int(r["seed"]))       # noqa: E731
     merged = {key(r): r for r in (csv.DictReader(path.open()) if path.exists() else [])}
-    merged.update({key(r): {c: r[c] for c in SEED_COLUMNS} for r in runs})
+    merged.update({key(r): {c: r.get(c, "") for c in SEED_COLUMNS} for r in runs})
     out = io.StringIO()
     writer = csv.DictWriter(out, SEED_COLUMNS)
     writer.writeheader()
