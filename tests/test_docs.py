@@ -758,6 +758,14 @@ def test_the_test_counts_the_docs_state_are_the_collections():
     assert f"# {default:,} tests," in readme and f"slow half ({thorough - default} tests)" in readme
 
 
+def test_the_timing_design_count_the_docs_state_is_the_plans():
+    """README.md and docs/commands.md say how many ECP5 designs ``synth.timing`` places: its plan's."""
+    from synth.timing import PLAN
+    n = len(PLAN["ecp5"])
+    assert f"({n} designs on ECP5," in (ROOT / "README.md").read_text()
+    assert f"({n} ECP5 designs," in (ROOT / "docs" / "commands.md").read_text()
+
+
 #: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
 #: followed by a parenthesis.
 _FLAG_LIST = re.compile(r"\b0 ([\w-]+)" + "".join(rf"(?: \([^)]*\))?, {bit} ([\w-]+)" for bit in range(1, 5)))
