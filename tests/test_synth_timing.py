@@ -445,6 +445,12 @@ def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
     changed = [r for r in after if r["fmax_mhz"] != next(b for b in before if (b["arch"], b["kind"], b["module"])
                                                         == (r["arch"], r["kind"], r["module"]))["fmax_mhz"]]
     assert [(r["module"], r["fmax_mhz"]) for r in changed] == [(rerun["module"], 99.5)]
+    # A run cached before identities were recorded keeps its published row's design only
+    # where it is that same measurement.
+    same, other = {**before[4], "design": ""}, {**before[5], "design": "", "fmax_mhz": 77.7}
+    write_outputs([same, other], tmp_path, timing.load_model())
+    designs = {r["module"]: r["design"] for r in csv_rows(tmp_path / "timing.csv")}
+    assert designs[same["module"]] == before[4]["design"] != "" and designs[other["module"]] == ""
 
 
 def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
