@@ -5,7 +5,7 @@ nextpnr places a cell whose ``BEL`` attribute names a site there and nowhere els
 analytical placer then pulls each PE's logic towards its pinned multiplier. Without pins the
 placer assigns an array's multipliers (the 64 of an 8x8 array) to DSP sites in any order, so
 a PE's registers end up tens of columns from its multiplier, and those routes become the
-array's longest paths (docs/history-earlier.md). The plan: the 85F's 156 MULT18X18D sites
+array's longest paths (docs/history.md). The plan: the 85F's 156 MULT18X18D sites
 lie in three die rows (``DSP_ROWS``), 52 each; the array's rows are split into up to three
 bands of consecutive rows, one per DSP row, and inside a band PE ``(k, j)`` takes site
 ``j * band_rows + (k - first_row)`` of an evenly spread subset, so a partial sum goes to the

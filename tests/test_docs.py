@@ -202,14 +202,11 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
-_COLUMN_4X4 = "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 4 --accumulation column:w=26,anchor=bound"
 #: The column element's module synthesised alone (docs/timing-elements.md: its flip-flops).
 _COLUMN_16X1 = ("python -m hdl.build mxu --rows 16 --cols 1 --mul-stages 4 --add-stages 4 "
                 "--accumulation column:w=26,anchor=bound")
-_COLUMN_10X10 = "python -m hdl.build mxu --rows 10 --cols 10 --mul-stages 4 --add-stages 4 --accumulation column:w=26,anchor=bound"
 _EXACT_12X13 = ("python -m hdl.build mxu --rows 12 --cols 13 --mul-stages 4 --add-stages 3 --accumulation "
                 "column:w=30,sticky,anchor=exact --mul-dsp ecp5 --fifo-ram ecp5")
-_COLUMN_12X12 = "python -m hdl.build mxu --rows 12 --cols 12 --mul-stages 4 --add-stages {a} --accumulation column:w=26,anchor=bound"
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
 _REGRESS_BAD = "python -m sim.regress mul --stages 12 && exit 1 || test $? -eq 2"
 _REGRESS_LARGE = "pytest --regress-large tests/test_regress.py"
@@ -363,13 +360,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.experiments.sr_rtl --quick --out docs": Entry(SLOW, writes=("docs/sr-*-rtl.*",)),
     "python -m sim.experiments.sr_rtl --out FOLDER": Entry(SYNOPSIS),
     # docs/results.md
-    "python -m sim.compiled.mxu --rows 4 --cols 4 --mul-stages 1 --add-stages 1 --vectors 100000": Entry(SLOW),
-    "python -m hdl.build UNIT --target-mhz F --arch ecp5|ice40": Entry(SYNOPSIS),
-    "openFPGALoader -b ulx3s FILE.bit": Entry(HARDWARE),
-    "pip install -e '.[board]'": Entry(DOWNLOAD),
-    "python -m sim.experiments.sr_rtl --out DIR": Entry(SYNOPSIS),
-    "python -m golden.experiments multipass": Entry(SLOW),
-    "python -m golden.experiments train": Entry(SLOW),
     "python -m golden.experiments sr-dot": Entry(SLOW),
     "python -m synth.sweep --group a --only bare,mul_rne_e8 --pnr": Entry(SLOW),
     "python -m synth.sweep --group b,c --only mul,adder,sr,pe --pnr": Entry(SLOW),
@@ -393,8 +383,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ice40": Entry(SLOW),
     "python -m synth.timing --fit-only": Entry(FAST),
     "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
-    "python -m synth.timing --arch ecp5,ice40 --cached-only --fit": Entry(
-        SLOW, before="python -m synth.timing --arch ecp5,ice40"),
     "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
     "[--lock FILE]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
@@ -405,30 +393,11 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --only pe_colw26b_regdsp:4x4 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     "python -m synth.timing --only pe_colw30sx_regdsp:4x3 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     # docs/mxu-pnr.md: the column accumulator's array
-    _COLUMN_4X4: Entry(FAST),
     _COLUMN_16X1: Entry(FAST),
-    _COLUMN_10X10: Entry(FAST),
-    "python -m synth.mxu_pnr --verilog build/verilog/mxu_10x10_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
-        Entry(SLOW, before=_COLUMN_10X10),
-    "python -m synth.mxu_pnr --verilog build/verilog/mxu_4x4_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
-        Entry(SLOW, before=_COLUMN_4X4),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1": Entry(SLOW),
-    _COLUMN_12X12.format(a=4): Entry(SLOW),     # writes the 12x12's files (12 s)
-    "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a4_colw26b.json --seeds 1,2,3":
-        Entry(SLOW, before=_COLUMN_12X12.format(a=4)),
-    _COLUMN_12X12.format(a=4) + " --mul-dsp ecp5": Entry(SLOW),     # the same with the MULT18X18D's registers
-    "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x12_bf16_fp32_m4a4_colw26b_ecp5dsp.json --seeds 1,2,3":
-        Entry(SLOW, before=_COLUMN_12X12.format(a=4) + " --mul-dsp ecp5"),
     _EXACT_12X13: Entry(SLOW),      # the exact anchor's 156-multiplier array's files
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x13_bf16_fp32_m4a3_colw30sx_ecp5dsp_ecp5fifo.json "
     "--seeds 1,2,3": Entry(SLOW, before=_EXACT_12X13),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m4a6": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m6a9": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x8:m6a9,8x8:m9a9": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 8x9:m6a9": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m6a9": Entry(SLOW),
     "python -m synth.mxu_pnr --arch ice40 --sizes 2x2:m3a5": Entry(SLOW),
     # docs/verification.md
     "pip install -e '.[cluster]'": Entry(DOWNLOAD),
