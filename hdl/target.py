@@ -15,7 +15,7 @@ from .designs import CURRENT, cached_identity, status
 from .mxu.element import ElementPlan, ProcessingElement
 from .units import UNITS, Unit, _parameters, _value, module_name, to_verilog
 
-__all__ = ["DEPTH", "TIMING_TERMS", "build_for", "mxu_identity", "unit_identity"]
+__all__ = ["DEPTH", "TIMING_TERMS", "build_for", "array_status", "mxu_identity", "unit_identity"]
 
 
 #: The depth parameters ``--target-mhz`` chooses, per unit (MXU: the adder's stages cost
@@ -63,8 +63,14 @@ def mxu_row_config(row: dict) -> dict:
             "fifo_ram": row["fifo_ram"]}
 
 
+def array_status(row: dict) -> str:
+    """A docs/mxu-pnr.csv row's status (``hdl.designs``): its recorded design against the
+    ``NAME.v`` ``hdl.build mxu`` writes for its parameters now."""
+    return status(row.get("design"), lambda: mxu_identity(mxu_row_config(row)))
+
+
 def _current_array(row: dict) -> bool:
-    return status(row.get("design"), lambda: mxu_identity(mxu_row_config(row))) == CURRENT
+    return array_status(row) == CURRENT
 
 
 def achieved_mhz(arch: str, module: str, build: Callable[[], object], path: Path | None = None):

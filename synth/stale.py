@@ -1,6 +1,6 @@
 """Which published figures still measure what the generator emits, and re-measuring the rest.
 
-``python -m synth.stale`` reads docs/timing.csv and docs/mxu-pnr.csv (``--docs``) and gives
+``python -m synth.stale`` reads docs/timing.csv and docs/mxu-pnr.csv (``--published``) and gives
 each row its status (``hdl.designs``): *current* (its recorded ``design`` is what the
 generator emits for its configuration now), *stale* (another design now) or *unrecorded*
 (measured before identities were recorded). It prints the counts, every row that is not
@@ -19,12 +19,12 @@ from pathlib import Path
 
 from golden.tools.cli import Parser, build_dir, command, progress
 from hdl.designs import CURRENT, STALE, UNRECORDED, status
-from hdl.target import mxu_identity, mxu_row_config, unit_identity
+from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
 
 from .timing import ROOT, component
 
-__all__ = ["timing_status", "array_status", "main"]
+__all__ = ["timing_status", "main"]
 
 #: An array row's seeds are re-measured together; these columns name its configuration.
 ARRAY_CONFIG = ("arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram",
@@ -51,12 +51,6 @@ def timing_status(row: dict) -> str:
     return status(row.get("design"), now)
 
 
-def array_status(row: dict) -> str:
-    """A docs/mxu-pnr.csv row's status: its recorded design against the ``NAME.v`` ``hdl.build
-    mxu`` writes for its parameters now."""
-    return status(row.get("design"), lambda: mxu_identity(mxu_row_config(row)))
-
-
 def _timing_command(row: dict) -> list[str]:
     depth = row["stages"][1:].replace("a", "x") if row["stages"].startswith("m") else row["stages"]
     return [sys.executable, "-m", "synth.timing", "--arch", row["arch"], "--only", f"{row['kind']}:{depth}"]
@@ -80,8 +74,9 @@ def _array_commands(row: dict, seeds: list[str]) -> list[list[str]] | None:
 
 def _parser() -> Parser:
     parser = Parser(prog="python -m synth.stale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=ROOT / "docs",
-                        help="folder of timing.csv and mxu-pnr.csv (default docs)")
+    parser.add_argument("--published", type=Path, default=ROOT / "docs",
+                        help="the folder whose timing.csv and mxu-pnr.csv are checked (read, never written; "
+                             "default docs)")
     parser.add_argument("--tables", default="timing,mxu-pnr", help="timing, mxu-pnr or both (default both)")
     parser.add_argument("--remeasure", action="store_true",
                         help="run the commands that re-measure every row that is not current (place and route: "
@@ -102,11 +97,11 @@ def main(argv=None) -> int:
     if bad:
         parser.error(f"--tables {args.tables}: unknown table {bad[0]!r} (timing, mxu-pnr)")
     for table in tables:
-        if not (args.docs / f"{table}.csv").exists():
-            parser.error(f"--docs {args.docs}: no {table}.csv there")
+        if not (args.published / f"{table}.csv").exists():
+            parser.error(f"--published {args.published}: no {table}.csv there")
     commands: list[list[list[str]]] = []
     for table in tables:
-        rows = list(csv.DictReader((args.docs / f"{table}.csv").open()))
+        rows = list(csv.DictReader((args.published / f"{table}.csv").open()))
         counts = {CURRENT: 0, STALE: 0, UNRECORDED: 0}
         array_seeds: dict[tuple, list[str]] = {}
         with progress(len(rows), f"{table}.csv: generating designs", "row") as bar:

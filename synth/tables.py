@@ -1,10 +1,11 @@
 """The pages' result tables, generated from the CSVs: ``python -m synth.tables``.
 
 A table sits in its page between ``<!-- table: NAME (python -m synth.tables) -->`` and
-``<!-- end table -->``; this command rewrites every such block from docs/mxu-pnr.csv and
+``<!-- end table -->``. This command generates every table from docs/mxu-pnr.csv and
 docs/timing.csv, current rows only (``hdl.designs``: a row of a design the generator no
-longer emits is history and is not shown). ``--check`` changes nothing and exits 1 naming
-the pages whose tables differ (a test runs it). Tables:
+longer emits is history and is not shown), writes them under build/tables/ and names the
+pages that differ; ``--publish`` rewrites those blocks in the pages, ``--check`` writes
+nothing and exits 1 where a page differs (a test checks the same). Tables:
 
 - ``arrays``: the arrays placed in the shipped flow, per configuration: the median over
   seeds (min-max), GMAC/s at the median, LUT4 and FF (medians), multipliers, latency;
@@ -19,7 +20,7 @@ import re
 import statistics
 from pathlib import Path
 
-from golden.tools.cli import Parser, command, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from hdl.array_timing import FLOORPLAN, FLOW
 from hdl.designs import CURRENT
 
@@ -110,27 +111,37 @@ def render(text: str, generated: dict[str, str], page: str) -> str:
 @command("python -m synth.tables")
 def main(argv=None) -> int:
     parser = Parser(prog="python -m synth.tables", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page's table differs")
+    out = build_dir("tables")
+    parser.add_argument("--out", type=Path, default=out, help=f"folder the tables are written to, one NAME.md "
+                        f"each (default {out})")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--publish", action="store_true", help="rewrite the pages' tables (README.md, docs/)")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page's table differs")
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository whose pages and docs/ CSVs to use")
     args = parser.parse_args(argv)
     if not (args.root / "docs" / "mxu-pnr.csv").exists():
         parser.error(f"--root {args.root}: no docs/mxu-pnr.csv there")
+    if not (args.check or args.publish):
+        check_output(args.out, "--out", folder=True)
     generated = tables(args.root / "docs")
-    differ = []
+    differ = {}
     for page in PAGES:
-        path = args.root / page
-        old = path.read_text()
+        old = (args.root / page).read_text()
         new = render(old, generated, page)
         if new != old:
-            differ.append(page)
-            if not args.check:
-                write_text(path, new)
-    if args.check:
-        print("every table is its CSV's" if not differ else f"tables differ from the CSVs in {', '.join(differ)} "
-              "(python -m synth.tables rewrites them)")
-        return 1 if differ else 0
-    print(f"rewrote {', '.join(differ)}" if differ else "every table was already its CSV's")
-    return 0
+            differ[page] = new
+    if args.publish:
+        for page, new in differ.items():
+            write_text(args.root / page, new)
+        print(f"rewrote {', '.join(differ)}" if differ else "every table was already its CSV's")
+        return 0
+    if not args.check:
+        for name, text in generated.items():
+            write_text(args.out / f"{name}.md", text)
+        print(f"wrote {len(generated)} tables into {args.out}")
+    print("every table is its CSV's" if not differ else f"tables differ from the CSVs in {', '.join(differ)} "
+          "(python -m synth.tables --publish rewrites them)")
+    return 1 if args.check and differ else 0
 
 
 if __name__ == "__main__":

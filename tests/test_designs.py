@@ -111,7 +111,7 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     array_now = designs.identity(_array_text(mxu_row_config(ARRAY)))
     _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, "design": array_now}, {**ARRAY, "seed": "2", "design": "1" * 16},
                                     {**ARRAY, "seed": "3", "design": ""}])
-    proc = subprocess.run([sys.executable, "-m", "synth.stale", "--docs", str(tmp_path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "synth.stale", "--published", str(tmp_path)], capture_output=True,
                           text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "timing.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
@@ -131,7 +131,7 @@ def test_every_pages_table_is_its_csvs():
     for page in PAGES:
         text = (ROOT / page).read_text()
         assert "<!-- table: " in text, page
-        assert render(text, generated, page) == text, f"{page}: its tables differ from the CSVs (python -m synth.tables)"
+        assert render(text, generated, page) == text, f"{page}: its tables differ from the CSVs (python -m synth.tables --publish)"
 
 
 def test_a_generated_table_shows_current_rows_only(tmp_path):
@@ -156,3 +156,17 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     page = "a\n<!-- table: units (python -m synth.tables) -->\nold\n<!-- end table -->\nb\n"
     assert render(page, generated, "p") == "a\n<!-- table: units (python -m synth.tables) -->\n" + \
         generated["units"] + "<!-- end table -->\nb\n"
+    # The command writes under build/ by default; only --publish rewrites the pages.
+    from synth.tables import PAGES, main
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    for name in ("timing.csv", "mxu-pnr.csv"):
+        (root / "docs" / name).write_text((tmp_path / name).read_text())
+    for name in PAGES:
+        (root / name).write_text(page)
+    out = tmp_path / "out"
+    assert main(["--root", str(root), "--out", str(out)]) == 0
+    assert (root / "README.md").read_text() == page and (out / "units.md").read_text() == generated["units"]
+    assert main(["--root", str(root), "--check"]) == 1
+    assert main(["--root", str(root), "--publish"]) == 0 and main(["--root", str(root), "--check"]) == 0
+    assert (root / "README.md").read_text() == render(page, generated, "p")

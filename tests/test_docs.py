@@ -286,6 +286,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.stale --tables mxu-pnr": Entry(SLOW),
     "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
     "python -m synth.tables --check": Entry(SLOW),
+    "python -m synth.tables --publish": Entry(SLOW, writes=("README.md", "docs/*.md")),
     "python -m synth.area_breakdown": Entry(FAST),
     "python -m synth.area_breakdown --out build/area.csv": Entry(FAST),
     "python -m synth.stall_cone": Entry(SLOW, check=_SMALL_STALL_CONE),  # 13 s
