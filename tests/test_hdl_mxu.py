@@ -4,9 +4,14 @@ swaps waiting for their tile, latency and full-rate throughput, bit for bit agai
 golden.mxu; y.ready's combinational cone (Yosys); the AXI4-Stream example testbench; the
 datasheet's table of the registers ``rst`` resets, against the elaborated design."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from sim.testbenches import runner
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SIZES = [
     dict(rows=1, cols=1),
@@ -98,11 +103,15 @@ def test_mxu_options_are_checked_and_described():
     with pytest.raises(TypeError, match="axi_stream must be True or False, not 1"):
         MXU(rows=2, cols=2, axi_stream=1)
     mxu = MXU(rows=8, cols=8, mul_stages=1, add_stages=1)
-    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (30, 25, 32, 21)
+    # Latency 30: a credit comes back two cycles after its y row, so 33 credits: 64. At
+    # latency 14, 16 credits fall one short of full rate (sustains_one_row_per_cycle).
+    assert (mxu.latency, mxu.array_latency, mxu.fifo_depth, mxu.drain_cycles) == (30, 25, 64, 21)
+    assert [(a.latency, a.fifo_depth) for a in (MXU(rows=1, cols=1, mul_stages=4, add_stages=3),
+                                                MXU(rows=1, cols=1, mul_stages=3, add_stages=3))] == [(14, 32), (13, 16)]
     # A bound anchor's row maximum over 12 rows: 4 compare levels, 3 of them during the
     # multiplier's 4 stages, so the rows wait a cycle; the rounders' result registers one
     # more (latency 52 + 2). Over 5 rows at m3: 3 levels, 2 during the multiplier; latency 32
-    # needs 34 credits: 64.
+    # needs 35 credits: 64.
     bound = MXU(rows=12, cols=12, mul_stages=4, add_stages=4, accumulation="column:w=26,anchor=bound")
     assert (bound.anchor_wait, bound.result_register, bound.latency, bound.drain_cycles) == (1, 1, 54, 2 * 11 + 11 + 1)
     # A fifth add stage registers the product before the compare (a cycle in all), not the
@@ -112,6 +121,16 @@ def test_mxu_options_are_checked_and_described():
         == [(4, 2, 55), (4, 3, 67)]
     small = MXU(rows=5, cols=5, mul_stages=3, add_stages=4, accumulation="column:w=26,anchor=bound")
     assert (small.anchor_wait, small.latency, small.fifo_depth) == (1, 32, 64)
+    # The exact anchor: the exponent array's rows + 4 cycles less the entry register and the
+    # multiplier's stages, as docs/mxu.md states; the 12x13 of docs/mxu-pnr.md: latency 54.
+    from hdl.mxu.accumulation.exponent_array import exponent_array_latency
+    wait = re.search(r"`anchor_wait = rows \+ (\d+) - mul_stages`", (ROOT / "docs" / "mxu.md").read_text())
+    for rows, ms in ((12, 4), (5, 3), (3, 5)):
+        exact = MXU(rows=rows, cols=2, mul_stages=ms, add_stages=3, accumulation="column:w=30,sticky,anchor=exact")
+        assert exact.anchor_wait == exponent_array_latency(rows) - 1 - ms == rows + int(wait[1]) - ms
+    big = MXU(rows=12, cols=13, mul_stages=4, add_stages=3, accumulation="column:w=30,sticky,anchor=exact",
+              mul_dsp="ecp5", fifo_ram="ecp5")
+    assert (big.anchor_wait, big.latency, big.fifo_depth) == (11, 54, 64)
     # Normalisation points after rows 2 and 4 of 5: each point_latency cycles in the formulas.
     points = MXU(rows=5, cols=2, mul_stages=1, add_stages=1, accumulation="column:w=20,g=2")
     assert (points.point_rows, points.round_stages, points.point_latency) == ([2, 4], 2, 5)

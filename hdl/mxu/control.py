@@ -25,20 +25,25 @@ def credits(mxu, m: Module, x_in, y_out):
     flight (a register). Returns the FIFO, ``take`` (an ``x`` row is accepted) and the
     count's next value.
 
-    A ``y`` transfer returns its credit through a register by the output (``returned``),
-    so the count sits by the controller that reads it and only that register's wire
-    crosses the die: the count's route from the output to ``x.ready`` with its logic is too
-    long for one cycle."""
+    A ``y`` transfer returns its credit through a register by the output (``returned``)
+    and a second one by the controller (``returned_late``), which the count adds: the count
+    sits by the controller that reads it, and only the wire between the two registers
+    crosses the die, a cycle of its own (the count's route from the output to ``x.ready``
+    with its logic, or that wire with the count's add and the accept logic, is too long for
+    one cycle). The credit comes back two cycles after its ``y`` row leaves
+    (``MXUPlan.fifo_depth``)."""
     m.submodules.fifo = out_fifo = OutputFIFO(width=mxu.cols * mxu.out_fmt.width, depth=mxu.fifo_depth,
                                                  ram=mxu.fifo_ram)
     free = Signal(range(mxu.fifo_depth + 1), init=mxu.fifo_depth)
     returned = Signal()  # a y row left last cycle
+    returned_late = Signal()  # ... the cycle before: its credit is counted now
     produces = 1 if not mxu.acc_depth else x_in.payload.last
     take = Signal()      # an x row is accepted
     free_next = Signal.like(free)
-    m.d.comb += [take.eq(x_in.valid & x_in.ready), free_next.eq(free - (take & produces) + returned)]
-    m.d.sync += [returned.eq(y_out.valid & y_out.ready), free.eq(free_next)]
-    mxu.internals.fifo, mxu.internals.free, mxu.internals.returned = out_fifo, free, returned
+    m.d.comb += [take.eq(x_in.valid & x_in.ready), free_next.eq(free - (take & produces) + returned_late)]
+    m.d.sync += [returned.eq(y_out.valid & y_out.ready), returned_late.eq(returned), free.eq(free_next)]
+    mxu.internals.fifo, mxu.internals.free = out_fifo, free
+    mxu.internals.returned, mxu.internals.returned_late = returned, returned_late
     return out_fifo, take, free_next
 
 

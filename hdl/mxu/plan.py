@@ -102,14 +102,14 @@ class MXUPlan:
 
     @property
     def fifo_depth(self) -> int:
-        """Output FIFO rows (credits): the smallest power of two >= ``latency + 2``.
+        """Output FIFO rows (credits): the smallest power of two >= ``latency + 3``.
 
-        A credit is taken when a ``y``-producing row is accepted and returned a cycle after
-        its ``y`` row is transferred, ``latency + 1`` cycles later at the earliest;
-        ``x.ready`` is a function of the registered credit count, so full rate needs
-        ``latency + 2``.
+        A credit is taken when a ``y``-producing row is accepted and returned two cycles
+        after its ``y`` row is transferred (through ``returned`` and ``returned_late``),
+        ``latency + 2`` cycles later at the earliest; ``x.ready`` is a function of the
+        registered credit count, so full rate needs ``latency + 3``.
         """
-        return 1 << (self.latency + 1).bit_length()
+        return 1 << (self.latency + 2).bit_length()
 
     @property
     def drain_cycles(self) -> int:

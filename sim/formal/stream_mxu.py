@@ -212,7 +212,7 @@ class MXUHarness(wiring.Component):
         h.outstanding = Signal(range(mxu.fifo_depth + 1))
         m.d.sync += h.outstanding.eq(h.outstanding + h.producing - h.give)
         st = mxu.internals
-        m.d.comb += [Assert(st.free + st.returned + h.outstanding == mxu.fifo_depth, "credits miscounted"),
+        m.d.comb += [Assert(st.free + st.returned + st.returned_late + h.outstanding == mxu.fifo_depth, "credits miscounted"),
                      Assert(st.credit == (st.free != 0)), Assert(st.swap_open == ((st.free != 0) & st.shadow_full)),
                      Assert(~mxu.y.valid | (h.outstanding != 0), "a y row without an x row")]
 

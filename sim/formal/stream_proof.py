@@ -33,7 +33,7 @@ PROPERTIES = {
              "a row is offered no later than latency (5; 6 through ecp5's output registers) cycles after its write, "
              "whatever r.ready did before",
              "the memory never holds more rows than it has (writer within depth credits)"],
-    "mxu": ["credits: free + returned + rows outstanding == fifo_depth (never negative, never above the depth)",
+    "mxu": ["credits: free + returned + returned_late + rows outstanding == fifo_depth (never negative, never above the depth)",
             "no y row without an x row",
             "a swap row, and the first row after reset, is accepted only with a complete shadow tile",
             "no w row is accepted into a complete shadow tile (w waits for the swap)",

@@ -3,14 +3,13 @@ systolic array that runs ahead of the MXU's (golden.column's ``exact_anchor``)."
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.formats import FloatFormat
 
 from ...float import FloatLayout
-from ...rounder import signed_width
 from .window import exponent_field
 
 __all__ = ["ExponentArray", "exponent_array_latency", "finite_nonzero_field", "weight_field",
@@ -39,7 +38,7 @@ def finite_nonzero_field(fmt: FloatFormat, field):
 
 def exponent_array_latency(rows: int) -> int:
     """``ExponentArray``'s latency for ``rows`` rows (a plan fact, without the array)."""
-    return rows + 3
+    return rows + 4
 
 
 class ExponentArray(wiring.Component):
@@ -79,8 +78,9 @@ class ExponentArray(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Cycles from a row to column 0's anchor: the row's fields registered, a cycle per
-        row down the array, the last cell's compare and the anchor's register."""
+        """Cycles from a row to column 0's anchor: the row's fields registered, the first
+        cell's sum, a cycle per row down the array (each cell's compare), the offset and
+        clip decisions' register and the anchor's register."""
         return exponent_array_latency(self.rows)
 
     def elaborate(self, platform):
@@ -112,9 +112,15 @@ class ExponentArray(wiring.Component):
                     ex, sel = ex_r, sel_r
         offset, top = 1 + self.acc_fmt.bias - 2 * fi.bias, self.acc_fmt.exp_max_field - 1
         for j, largest in enumerate(maxima):
-            raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
+            # The last maximum's offset and clip in two cycles (the add and the clip after
+            # it, then the zero test, reach column j's top across the die): first the
+            # offset field (modulo its width) and, compared with constants beside the add,
+            # whether the anchor is 0 (no pair, or below the range) or the top; then only
+            # their multiplexer into the anchor's register.
+            field = Signal(self.acc_fmt.exp_bits, name=f"anchor_field{j}")
+            low, high = Signal(name=f"anchor_low{j}"), Signal(name=f"anchor_high{j}")
             # A negative offset as the subtraction of its magnitude (no wider than the operand).
-            m.d.comb += raw.eq(largest + offset if offset >= 0 else largest - -offset)
-            clipped = Mux(raw[-1], 0, Mux(raw > top, top, raw[:self.acc_fmt.exp_bits]))
-            m.d.sync += self.anchors[j].eq(Mux(largest == 0, 0, clipped))
+            m.d.sync += [field.eq(largest + offset if offset >= 0 else largest - -offset),
+                         low.eq((largest == 0) | (largest < -offset)), high.eq(largest > top - offset)]
+            m.d.sync += self.anchors[j].eq(Mux(low, 0, Mux(high, top, field)))
         return m
