@@ -107,7 +107,8 @@ def pytest_collection_modifyitems(config, items):
             if large:
                 config.hook.pytest_deselected(items=large)
                 items[:] = [item for item in items if not item.get_closest_marker(marker)]
-    durations = config.cache.get(_DURATIONS_KEY, {}) if config.cache else {}
+    cache = getattr(config, "cache", None)       # absent under -p no:cacheprovider
+    durations = cache.get(_DURATIONS_KEY, {}) if cache else {}
     if durations:
         items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))
 
@@ -122,7 +123,7 @@ _measured: dict[str, float] = {}
 
 def pytest_sessionfinish(session):
     config = session.config
-    if hasattr(config, "workerinput") or not config.cache or not _measured:
+    if hasattr(config, "workerinput") or not getattr(config, "cache", None) or not _measured:
         return
     durations = config.cache.get(_DURATIONS_KEY, {})
     durations.update(_measured)
