@@ -1,11 +1,12 @@
 """Which design a published figure measured, and whether the generator still emits it.
 
-Every result row (docs/timing.csv, docs/mxu-pnr.csv) records in its ``design`` column the
-identity of the design it measured: the first 16 hex digits of the SHA-256 of its generated
-text (an array: the ``NAME.v`` ``hdl.build`` writes; a unit or element: Amaranth's Verilog
-of it under its module name). A row is *current* when the generator, as the sources stand,
-emits that same text for the row's configuration; otherwise it is history (*stale*: another
-design now; *unrecorded*: measured before identities were recorded). ``hdl.build
+Every result row (docs/timing.csv, docs/mxu-pnr.csv, docs/synth.csv) records in its
+``design`` column the identity of the design it measured: the first 16 hex digits of the
+SHA-256 of its generated text (an array: the ``NAME.v`` ``hdl.build`` writes; a unit or
+element: Amaranth's Verilog of it under its module name; an area-sweep configuration: the
+Verilog ``synth.sweep`` synthesises). A row is *current* when the generator, as the sources
+stand, emits that same text for the row's configuration; otherwise it is history (*stale*:
+another design now; *unrecorded*: measured before identities were recorded). ``hdl.build
 --target-mhz`` reads only current rows; ``python -m synth.stale`` lists the others and
 re-measures them.
 

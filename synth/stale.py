@@ -1,12 +1,13 @@
 """Which published figures still measure what the generator emits, and re-measuring the rest.
 
-``python -m synth.stale`` reads docs/timing.csv and docs/mxu-pnr.csv (``--published``) and gives
-each row its status (``hdl.designs``): *current* (its recorded ``design`` is what the
-generator emits for its configuration now), *stale* (another design now) or *unrecorded*
-(measured before identities were recorded). It prints the counts, every row that is not
-current and, per configuration, the command that re-measures it; ``--remeasure`` runs those
-commands, one at a time (each merges into build/results/; publish as the command's help says).
-The first check of a large array generates its Verilog (seconds each; cached under build/).
+``python -m synth.stale`` reads docs/timing.csv, docs/mxu-pnr.csv and the area sweep's
+docs/synth.csv (``--published``; ``--tables`` picks them) and gives each row its status
+(``hdl.designs``): *current* (its recorded ``design`` is what the generator emits for its
+configuration now), *stale* (another design now) or *unrecorded* (measured before identities
+were recorded). It prints the counts, every row that is not current and, per configuration,
+the command that re-measures it; ``--remeasure`` runs those commands, one at a time (each
+merges into build/results/; publish as the command's help says). The first check of a large
+array generates its Verilog (seconds each; cached under build/).
 """
 
 from __future__ import annotations
@@ -22,9 +23,19 @@ from hdl.designs import CURRENT, STALE, UNRECORDED, status
 from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
 
+from .sweep.cache import row_status as sweep_status
+from .sweep.configs import component as sweep_component
+from .sweep.configs import configuration_of
 from .timing import ROOT, component
 
-__all__ = ["timing_status", "main"]
+__all__ = ["TABLES", "timing_status", "sweep_status", "main"]
+
+#: The published tables, by their CSV's name in ``--published``.
+TABLES = ("timing", "mxu-pnr", "synth")
+#: How each table's re-measured rows are published.
+PUBLISH = {"timing": "python -m synth.timing --cached-only --docs docs",
+           "mxu-pnr": "the arrays' commands again with --csv docs/mxu-pnr.csv (from their cache)",
+           "synth": "the sweep's commands again with --cached-only --csv docs/synth.csv"}
 
 #: An array row's seeds are re-measured together; these columns name its configuration.
 ARRAY_CONFIG = ("arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram",
@@ -72,15 +83,29 @@ def _array_commands(row: dict, seeds: list[str]) -> list[list[str]] | None:
             + ([] if row["sync_resets"] == "inferred" else ["--no-sync-resets"])]
 
 
+def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:
+    """``synth.sweep`` of the modules of ``rows``' configurations, one command with ``--pnr`` for
+    those a row had placed and routed and one without for the others (a module in one only)."""
+    placed, plain = {}, {}
+    for row in rows:
+        module = sweep_component(configuration_of(row))[1]
+        (placed if row.get("ice40_fmax_mhz") else plain)[module] = None
+    plain = [m for m in plain if m not in placed]
+    return [[[sys.executable, "-m", "synth.sweep", "--modules", ",".join(modules)] + (["--pnr"] if pnr else [])]
+            for modules, pnr in ((plain, False), (list(placed), True)) if modules]
+
+
 def _parser() -> Parser:
     parser = Parser(prog="python -m synth.stale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--published", type=Path, default=ROOT / "docs",
-                        help="the folder whose timing.csv and mxu-pnr.csv are checked (read, never written; "
-                             "default docs)")
-    parser.add_argument("--tables", default="timing,mxu-pnr", help="timing, mxu-pnr or both (default both)")
+                        help="the folder whose timing.csv, mxu-pnr.csv and synth.csv are checked (read, never "
+                             "written; default docs)")
+    parser.add_argument("--tables", default=None,
+                        help=f"some of {', '.join(TABLES)} (synth: the area sweep), comma-separated (default: "
+                             "each whose CSV --published holds)")
     parser.add_argument("--remeasure", action="store_true",
-                        help="run the commands that re-measure every row that is not current (place and route: "
-                             "hours for large arrays)")
+                        help="run the commands that re-measure every row that is not current (place and route and "
+                             "the area sweep: hours for large arrays)")
     return parser
 
 
@@ -88,43 +113,64 @@ def _show(config: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in config.items())
 
 
+def _check(table: str, rows: list[dict]) -> list[list[list[str]]]:
+    """Print each row of ``table`` that is not current and the counts of each status; return
+    the commands that re-measure those rows (each a list of steps)."""
+    counts = {CURRENT: 0, STALE: 0, UNRECORDED: 0}
+    commands: list[list[list[str]]] = []
+    array_seeds: dict[tuple, list[dict]] = {}
+    swept: list[dict] = []
+    judge = {"timing": timing_status, "mxu-pnr": array_status, "synth": sweep_status}[table]
+    with progress(len(rows), f"{table}.csv: generating designs", "row") as bar:
+        for row in rows:
+            verdict = judge(row)
+            counts[verdict] += 1
+            bar.update()
+            if verdict == CURRENT:
+                continue
+            if table == "timing":
+                bar.write(f"{verdict:<10} {row['arch']} {row['module']} ({row['kind']}): {row['fmax_mhz']} MHz")
+                commands.append([_timing_command(row)])
+            elif table == "synth":
+                gone = configuration_of(row) is None
+                bar.write(f"{verdict:<10} {row['group']} {row['kind']} {row['module']}: "
+                          f"{row.get('sky130_um2') or '-'} um^2" + ("; no longer swept" if gone else ""))
+                if not gone:
+                    swept.append(row)
+            else:
+                config = tuple(row.get(k, "") for k in ARRAY_CONFIG)
+                bar.write(f"{verdict:<10} {_show({k: row.get(k, '') for k in ARRAY_CONFIG[:9]})} "
+                          f"seed {row['seed']}: {row['fmax_mhz'] or 'does not fit'}")
+                array_seeds.setdefault(config, []).append(row)
+    for config_rows in array_seeds.values():
+        found = _array_commands(config_rows[0], sorted({r["seed"] for r in config_rows}, key=int))
+        if found is not None:
+            commands.append(found)
+    commands += _sweep_commands(swept)
+    print(f"{table}.csv: {counts[CURRENT]} current, {counts[STALE]} stale, {counts[UNRECORDED]} unrecorded "
+          f"of {len(rows)} rows")
+    return commands
+
+
 @command("python -m synth.stale")
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    tables = args.tables.split(",")
-    bad = [t for t in tables if t not in ("timing", "mxu-pnr")]
+    tables = (args.tables.split(",") if args.tables is not None else
+              [t for t in TABLES if (args.published / f"{t}.csv").exists()] or list(TABLES))
+    bad = [t for t in tables if t not in TABLES]
     if bad:
-        parser.error(f"--tables {args.tables}: unknown table {bad[0]!r} (timing, mxu-pnr)")
+        parser.error(f"--tables {args.tables}: unknown table {bad[0]!r} ({', '.join(TABLES)})")
     for table in tables:
         if not (args.published / f"{table}.csv").exists():
             parser.error(f"--published {args.published}: no {table}.csv there")
     commands: list[list[list[str]]] = []
+    remeasured = []
     for table in tables:
-        rows = list(csv.DictReader((args.published / f"{table}.csv").open()))
-        counts = {CURRENT: 0, STALE: 0, UNRECORDED: 0}
-        array_seeds: dict[tuple, list[str]] = {}
-        with progress(len(rows), f"{table}.csv: generating designs", "row") as bar:
-            for row in rows:
-                verdict = timing_status(row) if table == "timing" else array_status(row)
-                counts[verdict] += 1
-                bar.update()
-                if verdict == CURRENT:
-                    continue
-                if table == "timing":
-                    bar.write(f"{verdict:<10} {row['arch']} {row['module']} ({row['kind']}): {row['fmax_mhz']} MHz")
-                    commands.append([_timing_command(row)])
-                else:
-                    config = tuple(row.get(k, "") for k in ARRAY_CONFIG)
-                    bar.write(f"{verdict:<10} {_show({k: row.get(k, '') for k in ARRAY_CONFIG[:9]})} "
-                              f"seed {row['seed']}: {row['fmax_mhz'] or 'does not fit'}")
-                    array_seeds.setdefault(config, []).append(row)
-        for config_rows in array_seeds.values():
-            found = _array_commands(config_rows[0], sorted({r["seed"] for r in config_rows}, key=int))
-            if found is not None:
-                commands.append(found)
-        print(f"{table}.csv: {counts[CURRENT]} current, {counts[STALE]} stale, {counts[UNRECORDED]} unrecorded "
-              f"of {len(rows)} rows")
+        found = _check(table, list(csv.DictReader((args.published / f"{table}.csv").open())))
+        commands += found
+        if found:
+            remeasured.append(table)
     if not commands:
         return 0
     print("re-measured by:" if args.remeasure else "to re-measure (--remeasure runs these):")
@@ -141,8 +187,7 @@ def main(argv=None) -> int:
                     bar.write(f"FAILED: {shlex.join(['python', *step[1:]])}")
                     break
             bar.update()
-    print("publish: python -m synth.timing --cached-only --docs docs; the arrays' commands again with "
-          "--csv docs/mxu-pnr.csv (from their cache)")
+    print("publish: " + "; ".join(PUBLISH[t] for t in remeasured))
     return 1 if failed else 0
 
 

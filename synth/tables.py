@@ -1,16 +1,19 @@
 """The pages' result tables, generated from the CSVs: ``python -m synth.tables``.
 
 A table sits in its page between ``<!-- table: NAME (python -m synth.tables) -->`` and
-``<!-- end table -->``. This command generates every table from docs/mxu-pnr.csv and
-docs/timing.csv, current rows only (``hdl.designs``: a row of a design the generator no
-longer emits is history and is not shown), writes them under build/tables/ and names the
-pages that differ; ``--publish`` rewrites those blocks in the pages, ``--check`` writes
-nothing and exits 1 where a page differs (a test checks the same). Tables:
+``<!-- end table -->``. This command generates every table from docs/mxu-pnr.csv,
+docs/timing.csv and docs/synth.csv, current rows only (``hdl.designs``: a row of a design
+the generator no longer emits is history and is not shown), writes them under build/tables/
+and names the pages that differ; ``--publish`` rewrites those blocks in the pages,
+``--check`` writes nothing and exits 1 where a page differs (a test checks the same). Tables:
 
 - ``arrays``: the arrays placed in the shipped flow, per configuration: the median over
   seeds (min-max), GMAC/s at the median, LUT4 and FF (medians), multipliers, latency;
 - ``arrays-short``: the same, fewer columns (the README);
-- ``units``: docs/timing.csv's rows (nextpnr seed 1), as ``synth.timing`` prints them.
+- ``units``: docs/timing.csv's rows (nextpnr seed 1), as ``synth.timing`` prints them;
+- ``area-widths``, ``area-units``: docs/synth.csv's rows as ``synth.sweep`` reports them
+  (``AREA_WIDTHS``, ``AREA_UNITS``); ``area-elements``: its processing elements
+  (``AREA_ELEMENTS``). Where no row is current, the block says so in one line.
 """
 
 from __future__ import annotations
@@ -24,13 +27,26 @@ from golden.tools.cli import Parser, build_dir, check_output, command, write_tex
 from hdl.array_timing import FLOORPLAN, FLOW
 from hdl.designs import CURRENT
 
-from .stale import ARRAY_CONFIG, array_status, timing_status
+from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
+from .sweep.report import mantissa_table, typed, units_table
 from .timing import ROOT, csv_rows, markdown
 
-__all__ = ["PAGES", "tables", "render", "main"]
+__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "NO_CURRENT", "tables", "render", "main"]
 
 #: The pages that hold generated tables.
-PAGES = ("README.md", "docs/mxu-pnr.md", "docs/timing.md")
+PAGES = ("README.md", "docs/area.md", "docs/mxu-pnr.md", "docs/timing.md")
+#: docs/area.md's rows of docs/synth.csv: the mantissa widths; the named formats' and other
+#: units' modules, in order; the processing elements' modules with their labels.
+AREA_WIDTHS = (2, 7, 10, 23)
+AREA_UNITS = ("fpmul_bf16_bf16_rne_s0", "fpmul_bf16_fp32_rne_s0", "fpmul_fp16_fp16_rne_s0", "fpmul_fp32_fp32_rne_s0",
+              "fpadd_fp32_rne_s0", "mxu_pe_bf16_fp32_m0a0", "mxu_8x8_bf16_fp32_m0a0", "mxu_8x8_bf16_fp32_m1a1")
+AREA_ELEMENTS = {"mxu_pe_bf16_fp32_m0a0": "generic fp32 `m0a0`",
+                 "mxu_pe_bf16_fp32_m0a0_fused": "fused fp32 `m0a0` (the default)",
+                 "mxu_pe_bf16_fp32_m0a0_colw24_t16": "column, W=24 `m0a0`",
+                 "mxu_pe_bf16_fp32_m0a0_colw24b_t16": "column, W=24, bound anchor `m0a0`",
+                 "colround_bf16_fp32_colw24_t16_s0": "the column rounder, W=24 (one per column)"}
+#: An area block without a current row.
+NO_CURRENT = "no current measurement: `python -m synth.stale --tables synth --remeasure`\n"
 _BLOCK = re.compile(r"(<!-- table: ([\w-]+) \(python -m synth\.tables\) -->\n)(.*?)(<!-- end table -->)", re.S)
 
 
@@ -85,6 +101,38 @@ def _arrays(docs: Path, short: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+def _number(row: dict, key: str, form: str) -> str:
+    return format(row[key], form) if key in row else "-"
+
+
+def _elements(rows: list[dict]) -> list[str]:
+    out = ["| processing element | module | gates | transistors | sky130 um^2 | ECP5 LUT4 / CCU2C / FF | "
+           "ECP5 Fmax MHz |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {AREA_ELEMENTS[r['module']]} | `{r['module']}` | {_number(r, 'gates', 'd')} | "
+                   f"{_number(r, 'transistors', ',')} | {_number(r, 'sky130_um2', ',.0f')} | "
+                   + " / ".join(_number(r, k, "d") for k in ("ecp5_lut4", "ecp5_ccu2c", "ecp5_ff"))
+                   + f" | {_number(r, 'ecp5_fmax_mhz', '.1f')} |")
+    return out
+
+
+def _area(docs: Path) -> dict[str, str]:
+    """docs/area.md's tables from ``docs``'s synth.csv, current rows only."""
+    rows = [typed(r) for r in csv.DictReader((docs / "synth.csv").open()) if sweep_status(r) == CURRENT]
+    named = {r["module"]: r for r in rows if r["group"] in ("b", "c")}
+    widths = [r for r in rows if r["group"] == "a" and r["man"] in AREA_WIDTHS]
+    units = [named[m] for m in AREA_UNITS if m in named]
+    elements = [named[m] for m in AREA_ELEMENTS if m in named]
+    return {"area-widths": _block(widths and mantissa_table(widths)),
+            "area-units": _block(units and units_table(units)),
+            "area-elements": _block(elements and _elements(elements))}
+
+
+def _block(lines: list) -> str:
+    """A table's lines as a block's text, ``NO_CURRENT`` for none."""
+    return "\n".join(lines) + "\n" if lines else NO_CURRENT
+
+
 def tables(docs: Path) -> dict[str, str]:
     """Every table's text, by name, from the CSVs in ``docs``."""
     units = [r for r in csv_rows(docs / "timing.csv")
@@ -92,7 +140,7 @@ def tables(docs: Path) -> dict[str, str]:
     for r in units:
         r.update(lut=int(r["lut"]), ff=int(r["ff"]))
     return {"arrays": _arrays(docs, short=False), "arrays-short": _arrays(docs, short=True),
-            "units": markdown(units) + "\n"}
+            "units": markdown(units) + "\n", **_area(docs)}
 
 
 def _stages(stages) -> str:
@@ -119,8 +167,9 @@ def main(argv=None) -> int:
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page's table differs")
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository whose pages and docs/ CSVs to use")
     args = parser.parse_args(argv)
-    if not (args.root / "docs" / "mxu-pnr.csv").exists():
-        parser.error(f"--root {args.root}: no docs/mxu-pnr.csv there")
+    missing = [name for name in ("mxu-pnr.csv", "timing.csv", "synth.csv") if not (args.root / "docs" / name).exists()]
+    if missing:
+        parser.error(f"--root {args.root}: no docs/{missing[0]} there")
     if not (args.check or args.publish):
         check_output(args.out, "--out", folder=True)
     generated = tables(args.root / "docs")

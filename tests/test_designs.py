@@ -149,6 +149,8 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, **figures, "design": now},
                                     {**ARRAY, **figures, "seed": "2", "fmax_mhz": "140.0", "design": now},
                                     {**ARRAY, **figures, "seed": "3", "fmax_mhz": "999", "design": "1" * 16}])
+    from synth.sweep.report import COLUMNS as SWEEP_COLUMNS
+    (tmp_path / "synth.csv").write_text(",".join(SWEEP_COLUMNS) + "\n")      # the area tables: tests/test_sweep_design.py
     generated = tables(tmp_path)
     assert "| 2x2 `sequential`, `m1a1` | **135.0** (130.0-140.0) | 0.5 | 3,000 (4 %) | 2,000 | 4 |" \
         in generated["arrays-short"]
@@ -160,7 +162,7 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     from synth.tables import PAGES, main
     root = tmp_path / "repo"
     (root / "docs").mkdir(parents=True)
-    for name in ("timing.csv", "mxu-pnr.csv"):
+    for name in ("timing.csv", "mxu-pnr.csv", "synth.csv"):
         (root / "docs" / name).write_text((tmp_path / name).read_text())
     for name in PAGES:
         (root / name).write_text(page)

@@ -132,6 +132,8 @@ def _sweep(*args):
     (["--group", "a,d"], "--group a,d: unknown group 'd' (groups: a, b, c)"),
     (["--group", "c", "--quick"], "--group c: no configuration in that group with --quick"),
     (["--group", "b", "--only", "bare"], "--only bare: no configuration of that kind in --group b"),
+    (["--quick", "--modules", "sigmul_4x4,sigmul_3x3"], "--modules sigmul_4x4,sigmul_3x3: no configuration "
+                                                         "synthesises 'sigmul_3x3' within --quick"),
 ])
 def test_bad_arguments(args, message):
     proc = _sweep(*args)
@@ -155,7 +157,7 @@ def test_quick_sweep_outputs_and_cache():
         assert bare[0][metric] < bare[1][metric] < bare[2][metric]
     for r in rows:
         assert all(r[c] != "" for c in ("gates", "transistors", "sky130_um2", "ice40_lut4", "ecp5_lut4",
-                                         "ecp5_nodsp_lut4")), r
+                                         "ecp5_nodsp_lut4", "design", "tools")), r
     md = (out / "synth.md").read_text()
     assert "| m | bare (m+1)^2 |" in md and "bf16/fp16 multiplier: sky130 area" in md
     assert "bf16/fp16 multiplier" in first.stdout and "k = " in first.stdout

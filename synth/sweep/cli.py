@@ -5,7 +5,9 @@ CMOS transistors (``stat -tech cmos``), sky130 cell area (``synth/sky130_fd_sc_h
 iCE40 LUT4/carry and ECP5 LUT4/carry/DSP counts (with and without DSP blocks). Writes
 ``synth.csv``, ``synth.md`` and PNG plots into ``--out``; prints the bf16/fp16 and bf16/fp32
 multiplier area ratios next to the 1/2 and 1/8 claims and the fitted ``area ~ m^k``.
-Results are cached by configuration, source and tool versions: a rerun is instant.
+Results are cached by configuration, source and tool versions: a rerun is instant. Each
+row records the identity of the Verilog synthesised (``design``) and the tools' versions
+(``tools``); ``python -m synth.stale --tables synth`` says which rows are still current.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from hdl.toolchain import yosys_command, yosys_version
 
 from .. import flows as yosys_flows
 from .cache import cache_key, source_digest, synthesise
-from .configs import GROUPS, configurations
+from .configs import GROUPS, component, configurations
 from .report import claims, fit_lines, fits, markdown, plot, write_csv
 
 __all__ = ["main"]
@@ -66,6 +68,9 @@ def _parser() -> Parser:
     parser.add_argument("--only", default=None, metavar="KIND[,KIND...]",
                         help="only configurations whose kind starts with one of these (bare, mul_rne, mul_exact, "
                              "adder, sr, pe, colround, mxu; e.g. bare,mul)")
+    parser.add_argument("--modules", default=None, metavar="NAME[,NAME...]",
+                        help="only configurations that synthesise these Verilog modules (synth.csv's module "
+                             "column; python -m synth.stale --tables synth names them)")
     return parser
 
 
@@ -105,6 +110,15 @@ def _checked(parser, args) -> list[dict]:
         if not todo:
             parser.error(f"--only {args.only}: no configuration of that kind"
                          + (f" in --group {args.group}" if args.group else ""))
+    if args.modules:
+        wanted = args.modules.split(",")
+        names = [component(c)[1] for c in todo]
+        unknown = [m for m in wanted if m not in names]
+        if unknown:
+            within = [f for f, v in (("--quick", args.quick), ("--group", args.group), ("--only", args.only)) if v]
+            parser.error(f"--modules {args.modules}: no configuration synthesises {unknown[0]!r}"
+                         + (f" within {', '.join(within)}" if within else ""))
+        todo = [c for c, name in zip(todo, names) if name in wanted]
     return todo
 
 

@@ -5,11 +5,13 @@ the component each one builds."""
 
 from __future__ import annotations
 
+import functools
+
 from golden.formats import NAMED_FORMATS, parse_format
 
 from .. import flows as yosys_flows
 
-__all__ = ["ALL_FLOWS", "GROUPS", "SERIES", "configurations", "component"]
+__all__ = ["ALL_FLOWS", "GROUPS", "SERIES", "NAMING", "configurations", "component", "verilog", "configuration_of"]
 
 ALL_FLOWS = tuple(yosys_flows.FLOWS)
 GROUPS = ("a", "b", "c")
@@ -25,6 +27,10 @@ SERIES = {          # kind -> plot label
 def _fmt(exp: int, man: int) -> str:
     """The format's name (``bf16`` for e8m7), so a design in two sweeps is one configuration."""
     return parse_format(f"e{exp}m{man}").name
+
+
+#: The columns of a synth.csv row that name its configuration.
+NAMING = ("group", "kind", "label", "exp", "man")
 
 
 def _config(group, kind, unit, params, man=None, exp=None, label=""):
@@ -102,3 +108,26 @@ def component(config):
         return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
     component, _ = UNITS[unit].build(**params)
     return component, module_name(UNITS[unit], component)
+
+
+def verilog(config) -> tuple[str, str]:
+    """The Verilog the sweep synthesises for the configuration (``hdl.units.to_verilog`` of
+    its component) and its top module's name."""
+    from hdl.units import to_verilog
+    unit, top = component(config)
+    return to_verilog(unit, top), top
+
+
+def _name(config: dict) -> tuple[str, ...]:
+    return tuple("" if config[k] is None else str(config[k]) for k in NAMING)
+
+
+@functools.cache
+def _by_name() -> dict:
+    return {_name(c): c for c in configurations()}
+
+
+def configuration_of(row: dict) -> dict | None:
+    """The full sweep's configuration a synth.csv row measured (by its ``NAMING`` columns),
+    or None where the sweep no longer has it."""
+    return _by_name().get(_name(row))

@@ -15,8 +15,8 @@ from golden.tools.cli import save_figure, write_text
 
 from .configs import SERIES
 
-__all__ = ["COLUMNS", "fit_power_law", "fit_overhead", "claims", "fits", "fit_lines", "write_csv", "markdown",
-           "plot"]
+__all__ = ["COLUMNS", "fit_power_law", "fit_overhead", "claims", "fits", "fit_lines", "write_csv", "typed",
+           "mantissa_table", "units_table", "markdown", "plot"]
 
 
 def fit_power_law(ms, areas) -> tuple[float, float]:
@@ -88,7 +88,9 @@ def fit_lines(rows, fitted) -> list[str]:
 COLUMNS = ["group", "kind", "label", "exp", "man", "module", "gates", "transistors", "sky130_um2", "sky130_cells",
            "sky130_ffs", "ice40_lut4", "ice40_carry", "ice40_ff", "ice40_dsp", "ecp5_lut4", "ecp5_ccu2c", "ecp5_ff",
            "ecp5_dsp", "ecp5_nodsp_lut4", "ecp5_nodsp_ccu2c", "ecp5_nodsp_ff", "ice40_fmax_mhz", "ice40_pnr_cells",
-           "ice40_util_pct", "ecp5_fmax_mhz", "ecp5_pnr_cells", "ecp5_util_pct", "seconds"]
+           "ice40_util_pct", "ecp5_fmax_mhz", "ecp5_pnr_cells", "ecp5_util_pct", "seconds", "design", "tools"]
+#: The columns that hold text; the others hold numbers.
+TEXT = ("group", "kind", "label", "module", "design", "tools")
 
 
 #: What identifies a row of synth.csv: a rerun replaces its own rows only.
@@ -111,6 +113,15 @@ def write_csv(rows, path: Path, merge: bool = False):
     write_text(path, text.getvalue())
 
 
+def typed(row: dict) -> dict:
+    """A synth.csv row as the sweep's rows hold it: numbers as numbers, empty cells left out."""
+    def value(k, v):
+        if k in TEXT:
+            return v
+        return float(v) if any(c in v for c in ".eE") else int(v)
+    return {k: value(k, v) for k, v in row.items() if v not in ("", None)}
+
+
 def _cell(value):
     if value is None or value == "":
         return "-"
@@ -119,26 +130,9 @@ def _cell(value):
 
 def markdown(rows, fitted, claim_lines) -> str:
     out = []
-    by_man = {}
-    for r in rows:
-        if r["group"] == "a":
-            by_man.setdefault(r["man"], {})[r["kind"]] = r
-    if by_man:
-        fmax = any("ice40_fmax_mhz" in r for r in rows)
+    if any(r["group"] == "a" for r in rows):
         out += ["### Multiplier area against mantissa width (sky130 um^2; iCE40 LUT4 in brackets)", "",
-                "| m | bare (m+1)^2 | RNE e8 | RNE e5 | exact e8 | RNE e8 / bare |"
-                + (" Fmax MHz iCE40 / ECP5: bare; RNE e8 |" if fmax else ""),
-                "|---|---|---|---|---|---|" + ("---|" if fmax else "")]
-        for m in sorted(by_man):
-            d = by_man[m]
-            cells = [f"{_cell(_area(d[k]))} ({d[k].get('ice40_lut4', '-')})" if k in d else "-"
-                     for k in ("bare", "mul_rne_e8", "mul_rne_e5", "mul_exact_e8")]
-            ratio = f"{_area(d['mul_rne_e8']) / _area(d['bare']):.2f}" if "mul_rne_e8" in d and "bare" in d else "-"
-            if fmax:
-                ratio += " | " + "; ".join(f"{d[k].get('ice40_fmax_mhz', '-')} / {d[k].get('ecp5_fmax_mhz', '-')}"
-                                           if k in d else "-" for k in ("bare", "mul_rne_e8"))
-            out.append(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
-        out.append("")
+                *mantissa_table(rows), ""]
     if fitted:
         out += ["Fits to the sky130 area (power law; floating-point overhead over the bare product, linear in m):",
                 ""]
@@ -146,25 +140,53 @@ def markdown(rows, fitted, claim_lines) -> str:
         out.append("")
     named = [r for r in rows if r["group"] in ("b", "c")]
     if named:
-        out += ["### Named formats and other units", "",
-                "| configuration | module | gates | transistors | sky130 um^2 | iCE40 LUT4 / carry / FF | "
-                "ECP5 LUT4 / carry / DSP | ECP5 no DSP: LUT4 / carry | Fmax MHz iCE40 / ECP5 |",
-                "|---|---|---|---|---|---|---|---|---|"]
-        for r in named:
-            label = r["label"] if r["kind"] != "mul_exact" else f"{r['label']} (exact)"
-            if r["kind"] == "mul_rne":
-                label = f"{r['label']} x {r['label']} -> {r['label']} (RNE)"
-            out.append(
-                f"| {label} | `{r['module']}` | {_cell(r.get('gates'))} | {_cell(r.get('transistors'))} | "
-                f"{_cell(_area(r))} | {r.get('ice40_lut4', '-')} / {r.get('ice40_carry', '-')} / {r.get('ice40_ff', '-')} | "
-                f"{r.get('ecp5_lut4', '-')} / {r.get('ecp5_ccu2c', '-')} / {r.get('ecp5_dsp', '-')} | "
-                f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} | "
-                f"{r.get('ice40_fmax_mhz', '-')} / {r.get('ecp5_fmax_mhz', '-')} |")
-        out.append("")
+        out += ["### Named formats and other units", "", *units_table(named), ""]
     out += _mxu_table(rows)
     if claim_lines:
         out += ["### The claims", ""] + [f"- {line}" for line in claim_lines] + [""]
     return "\n".join(out)
+
+
+def mantissa_table(rows) -> list[str]:
+    """The table of the mantissa-width sweep's (group a) rows, one line per width: each
+    series' sky130 area (iCE40 LUT4), RNE e8 over the bare product and, where placed and
+    routed, Fmax."""
+    by_man = {}
+    for r in rows:
+        if r["group"] == "a":
+            by_man.setdefault(r["man"], {})[r["kind"]] = r
+    fmax = any("ice40_fmax_mhz" in r for d in by_man.values() for r in d.values())
+    out = ["| m | bare (m+1)^2 | RNE e8 | RNE e5 | exact e8 | RNE e8 / bare |"
+           + (" Fmax MHz iCE40 / ECP5: bare; RNE e8 |" if fmax else ""),
+           "|---|---|---|---|---|---|" + ("---|" if fmax else "")]
+    for m in sorted(by_man):
+        d = by_man[m]
+        cells = [f"{_cell(_area(d[k]))} ({d[k].get('ice40_lut4', '-')})" if k in d else "-"
+                 for k in ("bare", "mul_rne_e8", "mul_rne_e5", "mul_exact_e8")]
+        ratio = f"{_area(d['mul_rne_e8']) / _area(d['bare']):.2f}" if "mul_rne_e8" in d and "bare" in d else "-"
+        if fmax:
+            ratio += " | " + "; ".join(f"{d[k].get('ice40_fmax_mhz', '-')} / {d[k].get('ecp5_fmax_mhz', '-')}"
+                                       if k in d else "-" for k in ("bare", "mul_rne_e8"))
+        out.append(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
+    return out
+
+
+def units_table(rows) -> list[str]:
+    """The table of named formats and other units: one line per row, in order."""
+    out = ["| configuration | module | gates | transistors | sky130 um^2 | iCE40 LUT4 / carry / FF | "
+           "ECP5 LUT4 / carry / DSP | ECP5 no DSP: LUT4 / carry | Fmax MHz iCE40 / ECP5 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        label = r["label"] if r["kind"] != "mul_exact" else f"{r['label']} (exact)"
+        if r["kind"] == "mul_rne":
+            label = f"{r['label']} x {r['label']} -> {r['label']} (RNE)"
+        out.append(
+            f"| {label} | `{r['module']}` | {_cell(r.get('gates'))} | {_cell(r.get('transistors'))} | "
+            f"{_cell(_area(r))} | {r.get('ice40_lut4', '-')} / {r.get('ice40_carry', '-')} / {r.get('ice40_ff', '-')} | "
+            f"{r.get('ecp5_lut4', '-')} / {r.get('ecp5_ccu2c', '-')} / {r.get('ecp5_dsp', '-')} | "
+            f"{r.get('ecp5_nodsp_lut4', '-')} / {r.get('ecp5_nodsp_ccu2c', '-')} | "
+            f"{r.get('ice40_fmax_mhz', '-')} / {r.get('ecp5_fmax_mhz', '-')} |")
+    return out
 
 
 def _mxu_table(rows) -> list[str]:
