@@ -13,7 +13,7 @@ and names the pages that differ; ``--publish`` rewrites those blocks in the page
 - ``units``: docs/timing.csv's rows (nextpnr seed 1), as ``synth.timing`` prints them;
 - ``area-widths``, ``area-units``: docs/synth.csv's rows as ``synth.sweep`` reports them
   (``AREA_WIDTHS``, ``AREA_UNITS``); ``area-elements``: its processing elements
-  (``AREA_ELEMENTS``). Where no row is current, the block says so in one line.
+  (``AREA_ELEMENTS``). Where no row is current, a block says so in one line.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
 from .sweep.report import mantissa_table, typed, units_table
 from .timing import ROOT, csv_rows, markdown
 
-__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "NO_CURRENT", "tables", "render", "main"]
+__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "NO_CURRENT", "NO_CURRENT_ARRAY", "tables", "render", "main"]
 
 #: The pages that hold generated tables.
 PAGES = ("README.md", "docs/area.md", "docs/mxu-pnr.md", "docs/timing.md")
@@ -47,6 +47,8 @@ AREA_ELEMENTS = {"mxu_pe_bf16_fp32_m0a0": "generic fp32 `m0a0`",
                  "colround_bf16_fp32_colw24_t16_s0": "the column rounder, W=24 (one per column)"}
 #: An area block without a current row.
 NO_CURRENT = "no current measurement: `python -m synth.stale --tables synth --remeasure`\n"
+#: An array table without a current row.
+NO_CURRENT_ARRAY = "no current measurement: `python -m synth.stale --tables mxu-pnr` names the commands\n"
 _BLOCK = re.compile(r"(<!-- table: ([\w-]+) \(python -m synth\.tables\) -->\n)(.*?)(<!-- end table -->)", re.S)
 
 
@@ -88,8 +90,11 @@ def _figures(group: list[dict]) -> dict:
 def _arrays(docs: Path, short: bool) -> str:
     head = (["array", "Fmax MHz", "GMAC/s", "LUT4", "FF", "MULT18X18D"] if short else
             ["part", "array", "seeds", "Fmax MHz", "GMAC/s", "LUT4", "FF", "MULT18X18D", "latency"])
+    groups = _current_arrays(docs)
+    if not groups:
+        return NO_CURRENT_ARRAY
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for group in _current_arrays(docs):
+    for group in groups:
         f = _figures(group)
         cells = ([f["fmax"], f["gmac"], f["lut"], f["ff"], f["dsp"]] if f else
                  ["does not fit: " + group[0]["note"], "", "", "", ""])

@@ -67,6 +67,7 @@ def _csv(path: Path, rows: list[dict]) -> Path:
     writer = csv.DictWriter(out, list(rows[0]))
     writer.writeheader()
     writer.writerows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(out.getvalue())
     return path
 
@@ -155,6 +156,11 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     assert "| 2x2 `sequential`, `m1a1` | **135.0** (130.0-140.0) | 0.5 | 3,000 (4 %) | 2,000 | 4 |" \
         in generated["arrays-short"]
     assert "999" not in generated["arrays"] and "999" not in generated["units"] and "| 120.0 |" in generated["units"]
+    _csv(tmp_path / "stale" / "mxu-pnr.csv", [{**ARRAY, **figures, "seed": "3", "fmax_mhz": "999", "design": "1" * 16}])
+    for name in ("timing.csv", "synth.csv"):
+        (tmp_path / "stale" / name).write_text((tmp_path / name).read_text())
+    from synth.tables import NO_CURRENT_ARRAY
+    assert tables(tmp_path / "stale")["arrays-short"] == NO_CURRENT_ARRAY      # a line, not an empty table
     page = "a\n<!-- table: units (python -m synth.tables) -->\nold\n<!-- end table -->\nb\n"
     assert render(page, generated, "p") == "a\n<!-- table: units (python -m synth.tables) -->\n" + \
         generated["units"] + "<!-- end table -->\nb\n"
