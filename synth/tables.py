@@ -13,7 +13,8 @@ and names the pages that differ; ``--publish`` rewrites those blocks in the page
 - ``units``: docs/timing.csv's rows (nextpnr seed 1), as ``synth.timing`` prints them;
 - ``area-widths``, ``area-units``: docs/synth.csv's rows as ``synth.sweep`` reports them
   (``AREA_WIDTHS``, ``AREA_UNITS``); ``area-elements``: its processing elements
-  (``AREA_ELEMENTS``). Where no row is current, a block says so in one line.
+  (``AREA_ELEMENTS``); ``area-fp8``: the fp8 multipliers and element beside bf16's, docs/fp8.md
+  (``AREA_FP8``). Where no row is current, a block says so in one line.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
 from .sweep.report import mantissa_table, typed, units_table
 from .timing import ROOT, csv_rows, markdown
 
-__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "NO_CURRENT", "NO_CURRENT_ARRAY", "tables", "render", "main"]
+__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "AREA_FP8", "NO_CURRENT", "NO_CURRENT_ARRAY", "tables", "render", "main"]
 
 #: The pages that hold generated tables.
-PAGES = ("README.md", "docs/area.md", "docs/mxu-pnr.md", "docs/timing.md")
+PAGES = ("README.md", "docs/area.md", "docs/fp8.md", "docs/mxu-pnr.md", "docs/timing.md")
 #: docs/area.md's rows of docs/synth.csv: the mantissa widths; the named formats' and other
 #: units' modules, in order; the processing elements' modules with their labels.
 AREA_WIDTHS = (2, 7, 10, 23)
@@ -45,6 +46,15 @@ AREA_ELEMENTS = {"mxu_pe_bf16_fp32_m0a0": "generic fp32 `m0a0`",
                  "mxu_pe_bf16_fp32_m0a0_colw24_t16": "column, W=24 `m0a0`",
                  "mxu_pe_bf16_fp32_m0a0_colw24b_t16": "column, W=24, bound anchor `m0a0`",
                  "colround_bf16_fp32_colw24_t16_s0": "the column rounder, W=24 (one per column)"}
+#: docs/fp8.md's rows of docs/synth.csv: the fp8 multipliers and elements beside bf16's.
+AREA_FP8 = {"fpmul_fp8_e4m3fn_fp8_e4m3fn_rne_s0": "fp8_e4m3fn x fp8_e4m3fn -> fp8_e4m3fn (RNE)",
+            "fpmul_fp8_e4m3fn_fp32_rne_s0": "fp8_e4m3fn x fp8_e4m3fn -> fp32 (exact)",
+            "fpmul_fp8_e5m2_fp8_e5m2_rne_s0": "fp8_e5m2 x fp8_e5m2 -> fp8_e5m2 (RNE)",
+            "fpmul_fp8_e5m2_fp32_rne_s0": "fp8_e5m2 x fp8_e5m2 -> fp32 (exact)",
+            "fpmul_fp8_e4m3_fp8_e4m3_rne_s0": "fp8_e4m3 (IEEE-like) -> fp8_e4m3 (RNE), for comparison",
+            "fpmul_bf16_fp32_rne_s0": "bf16 x bf16 -> fp32 (exact), for comparison",
+            "mxu_pe_fp8_e4m3fn_fp32_m0a0_fused": "MXU PE, fp8_e4m3fn inputs, fp32 accumulation, `m0a0`",
+            "mxu_pe_bf16_fp32_m0a0_fused": "MXU PE, bf16 inputs, fp32 accumulation, `m0a0`"}
 #: An area block without a current row.
 NO_CURRENT = "no current measurement: `python -m synth.stale --tables synth --remeasure`\n"
 #: An array table without a current row.
@@ -121,6 +131,14 @@ def _elements(rows: list[dict]) -> list[str]:
     return out
 
 
+def _fp8(rows: list[dict]) -> list[str]:
+    out = ["| design | transistors | sky130 um^2 | iCE40 LUT4 | ECP5 LUT4 (+ MULT18X18D) |", "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {AREA_FP8[r['module']]} | {_number(r, 'transistors', ',')} | {_number(r, 'sky130_um2', ',.0f')} | "
+                   f"{_number(r, 'ice40_lut4', ',')} | {_number(r, 'ecp5_lut4', ',')} (+{_number(r, 'ecp5_dsp', 'd')}) |")
+    return out
+
+
 def _area(docs: Path) -> dict[str, str]:
     """docs/area.md's tables from ``docs``'s synth.csv, current rows only."""
     rows = [typed(r) for r in csv.DictReader((docs / "synth.csv").open()) if sweep_status(r) == CURRENT]
@@ -128,9 +146,10 @@ def _area(docs: Path) -> dict[str, str]:
     widths = [r for r in rows if r["group"] == "a" and r["man"] in AREA_WIDTHS]
     units = [named[m] for m in AREA_UNITS if m in named]
     elements = [named[m] for m in AREA_ELEMENTS if m in named]
+    fp8 = [named[m] for m in AREA_FP8 if m in named]
     return {"area-widths": _block(widths and mantissa_table(widths)),
             "area-units": _block(units and units_table(units)),
-            "area-elements": _block(elements and _elements(elements))}
+            "area-elements": _block(elements and _elements(elements)), "area-fp8": _block(fp8 and _fp8(fp8))}
 
 
 def _block(lines: list) -> str:

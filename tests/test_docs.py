@@ -311,7 +311,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal fifo [--depth D] [--ram R]": Entry(SYNOPSIS, check="python -m sim.formal fifo --help"),
     "python -m sim.formal mxu --rows 2 --cols 2": Entry(SLOW, check=_FORMAL_MXU_HELP),  # 7 s CPU
     # docs/fp8.md
-    "python -m synth.sweep --group b,c --only mul_rne,mul_exact,pe,pe_fp8": Entry(SLOW),
+    "python -m synth.sweep --group b,c --only mul_rne,mul_exact,pe_fused,pe_fp8_fused": Entry(SLOW),
     # docs/hardware.md
     "python -m hdl.build --list": Entry(FAST),
     "python -m hdl.build mul --in-fmt fp16 --out-fmt fp16 --rounding rne --stages 2 -o build/out/":

@@ -122,8 +122,11 @@ def test_the_area_blocks_show_current_rows_only(tmp_path):
     from synth.tables import NO_CURRENT, render, tables
     bare, rne = _full("bare", 2), _full("mul_rne_e8", 2)
     (bf16,) = [c for c in configurations() if c["kind"] == "mul_rne" and c["label"] == "bf16"]
+    (fp8,) = [c for c in configurations() if c["kind"] == "mul_exact" and c["label"] == "fp8_e4m3fn -> fp32"]
     pe = {"group": "c", "kind": "pe", "label": "MXU PE m0a0", "exp": "", "man": ""}
     _csv(tmp_path / "synth.csv", [
+        _row(fp8, design=design(fp8), transistors="978", sky130_um2="741.0", ice40_lut4="67", ecp5_lut4="33",
+             ecp5_dsp="1"),
         _row(bare, design=design(bare), ice40_fmax_mhz="67.36", ecp5_fmax_mhz="156.96"),
         _row(rne, design="0" * 16, sky130_um2="999"),
         _row(bf16, design=design(bf16), gates="558", transistors="3858", sky130_um2="2865.0"),
@@ -138,6 +141,7 @@ def test_the_area_blocks_show_current_rows_only(tmp_path):
     assert "| bf16 x bf16 -> bf16 (RNE) | `fpmul_bf16_bf16_rne_s0` | 558 | 3858 | 2,865 | 13 / - / - |" \
         in generated["area-units"] and "mxu_pe" not in generated["area-units"]
     assert generated["area-elements"] == NO_CURRENT
+    assert generated["area-fp8"].splitlines()[2:] == ["| fp8_e4m3fn x fp8_e4m3fn -> fp32 (exact) | 978 | 741 | 67 | 33 (+1) |"]
     page = "a\n<!-- table: area-elements (python -m synth.tables) -->\n| old |\n<!-- end table -->\n"
     assert render(page, generated, "p") == f"a\n<!-- table: area-elements (python -m synth.tables) -->\n{NO_CURRENT}" \
         "<!-- end table -->\n"
