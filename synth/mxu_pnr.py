@@ -196,16 +196,17 @@ def _figures(figures: dict, unit, arch: str, rows: int, cols: int, work: Path) -
                 **{k: figures.get(k) for k in ("path_from", "path_to", "path_logic_ns", "path_route_ns")})
 
 
-#: What tells two runs apart: a rerun replaces the row with the same key, every other stays.
+#: What tells two runs apart: a rerun of the same design replaces its row; a new design's
+#: runs go beside the old ones, which stay as history (stale: ``python -m synth.stale``).
 KEY = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan", "harness",
-       "keep", "sync_resets", "seed"]
+       "keep", "sync_resets", "seed", "design"]
 #: The values of columns added later, for the runs made before them.
 BEFORE = {"pe": "generic", "accumulation": SEQUENTIAL, "mul_dsp": "inferred", "fifo_ram": "block", "source": "rtlil", "floorplan": "none", "harness": "shift", "keep": "none",
           "sync_resets": "inferred", "seed": 1}
 
 
 def _key(r: dict) -> tuple:
-    return tuple(str(r.get(k)) for k in KEY)
+    return tuple("" if r.get(k) is None else str(r.get(k)) for k in KEY)
 
 
 def _renamed(r: dict) -> dict:

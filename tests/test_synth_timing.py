@@ -429,6 +429,10 @@ def test_mxu_pnr_csv_merges_by_key(tmp_path):
     assert [(r["pe"], r["fmax_mhz"]) for r in rows] == [("generic", "100"), ("fused", "120")]
     write_csv([{**base, "pe": "fused", "fmax_mhz": 130}], path)      # a rerun replaces its own row only
     assert [r["fmax_mhz"] for r in csv.DictReader(path.open())] == ["100", "130"]
+    write_csv([{**base, "pe": "fused", "fmax_mhz": 140, "design": "a" * 16}], path)   # a new design: beside it
+    write_csv([{**base, "pe": "fused", "fmax_mhz": 145, "design": "a" * 16}], path)   # its rerun: replaces it
+    assert [(r["fmax_mhz"], r["design"]) for r in csv.DictReader(path.open())] == [("100", ""), ("130", ""),
+                                                                                  ("145", "a" * 16)]
 
 
 def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
