@@ -7,7 +7,7 @@ from amaranth.lib import data
 
 from golden.formats import FloatFormat
 
-__all__ = ["FloatLayout", "FloatView", "significand"]
+__all__ = ["CLASSES_LAYOUT", "FloatLayout", "FloatView", "operand_classes", "significand"]
 
 
 class FloatLayout(data.StructLayout):
@@ -84,3 +84,13 @@ def significand(fmt: FloatFormat, mantissa) -> Value:
     """``mantissa`` with ``fmt``'s hidden bit, a constant: after a register, not through one
     (identical constant registers merge into one flip-flop with a fanout across the array)."""
     return mantissa | Const(1 << fmt.man_bits, fmt.precision)
+
+
+#: A multiplier operand's classes, as ``operand_classes`` gives them.
+CLASSES_LAYOUT = data.StructLayout({"inf": 1, "zero": 1, "nan": 1, "signalling": 1})
+
+
+def operand_classes(value: FloatView) -> dict:
+    """What a multiplier needs to know of an operand besides its fields (``CLASSES_LAYOUT``'s
+    names): an infinity, a zero (DAZ: or a subnormal), a NaN, a signalling NaN."""
+    return {"inf": value.is_inf, "zero": value.is_zero_daz, "nan": value.is_nan, "signalling": value.is_signalling}

@@ -9,8 +9,8 @@ from golden.ops import multiply_sr_bits
 from golden.rounding import Rounding
 
 from .ecp5_dsp import dsp_param, ecp5_multiply
-from .float import FloatLayout, significand
-from .params import format_param, rounding_param
+from .float import CLASSES_LAYOUT, FloatLayout, operand_classes, significand
+from .params import bool_param, format_param, rounding_param
 from .pipeline import Delay, delayed, select
 from .rounder import Rounder, signed_width
 from .unit import ArithmeticUnit, UnitPlan
@@ -25,8 +25,9 @@ class MultiplierPlan(UnitPlan):
     _reset_less = False
 
     def __init__(self, *, in_fmt=BF16, out_fmt=FP32, rounding=Rounding.NEAREST_EVEN,
-                 sr_bits=None, stages=0, mul_dsp="inferred"):
+                 sr_bits=None, stages=0, mul_dsp="inferred", classified_b=False):
         self.in_fmt = format_param("in_fmt", in_fmt)
+        self.classified_b = bool_param("classified_b", classified_b)
         self.out_fmt = format_param("out_fmt", out_fmt)
         self.mul_dsp = dsp_param(mul_dsp, self.in_fmt)
         self.rounding = rounding_param(rounding)
@@ -72,12 +73,19 @@ class FPMultiplier(MultiplierPlan, ArithmeticUnit):
         ``ecp5``: an instantiated ECP5 MULT18X18D whose own input registers are the
         significands' first register and whose output register is the product's
         (hdl/ecp5_dsp.py; ``in_fmt`` at most 18 significand bits); the same bits and latency.
+    classified_b : bool
+        ``b``'s classes come on a port of their own, ``b_classes`` (``CLASSES_LAYOUT``: what
+        ``operand_classes`` gives for ``b``), computed where ``b`` was stored: a processing
+        element classifies a weight as it writes it, so the weight's select runs straight
+        into the registers. The same bits and latency, given ``b_classes`` of ``b``.
 
-    Ports: in ``a``, ``b``, [``rand``], ``valid_in``; out ``result``, ``flags``, ``valid_out``.
+    Ports: in ``a``, ``b``, [``b_classes``], [``rand``], ``valid_in``; out ``result``, ``flags``,
+    ``valid_out``.
     """
 
     def _operands(self):
-        return {"a": self.in_fmt.width, "b": self.in_fmt.width}
+        classes = {"b_classes": CLASSES_LAYOUT} if self.classified_b else {}
+        return {"a": self.in_fmt.width, "b": self.in_fmt.width, **classes}
 
     def _result_shape(self):
         return self.out_fmt.width
@@ -89,8 +97,10 @@ class FPMultiplier(MultiplierPlan, ArithmeticUnit):
         fi = self.in_fmt
         cut = self._stages.cut
         rand = {"rand": self.rand} if self.rand_bits is not None else {}
-        v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand)
+        given = {"b_classes": self.b_classes.as_value()} if self.classified_b else {}
+        v = cut(m, "input", a=self.a, b=self.b, valid=self.valid_in, **rand, **given)
         a, b = FloatLayout(fi)(v["a"]), FloatLayout(fi)(v["b"])
+        b_classes = CLASSES_LAYOUT(v["b_classes"]) if self.classified_b else operand_classes(b)
         # A register of the significands' own (not shared with the classification) can sit
         # next to the DSP: a shared one is placed between the two and lengthens the route
         # into the DSP (docs/timing.md). It holds the mantissas; the hidden bits join after
@@ -100,9 +110,8 @@ class FPMultiplier(MultiplierPlan, ArithmeticUnit):
         # inf or zero operand) is decided after it, beside the significands' multiply: the
         # whole decision before the register is four LUT levels from the input register to
         # ``operands_invalid``, among the element's slowest paths.
-        classes = {f"{name}_{x}": getattr(u, attr) for x, u in (("a", a), ("b", b))
-                   for name, attr in (("inf", "is_inf"), ("zero", "is_zero_daz"), ("nan", "is_nan"),
-                                      ("signalling", "is_signalling"))}
+        classes = {f"{name}_{x}": c[name] for x, c in (("a", operand_classes(a)), ("b", b_classes))
+                   for name in ("inf", "zero", "nan", "signalling")}
         v = cut(m, "operands", valid=v["valid"], **{k: v[k] for k in rand}, **mantissas,
                 exp_a=a.exponent, exp_b=b.exponent, sign=a.sign ^ b.sign, **classes)
         any_inf = v["inf_a"] | v["inf_b"]

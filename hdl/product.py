@@ -29,12 +29,12 @@ class ExactProductPlan(MultiplierPlan):
 
     _reset_less = True
 
-    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, mul_dsp="inferred"):
+    def __init__(self, *, in_fmt=BF16, acc_fmt=FP32, stages=0, mul_dsp="inferred", classified_b=False):
         in_fmt, acc_fmt = format_param("in_fmt", in_fmt), format_param("acc_fmt", acc_fmt)
         check_exact_products(in_fmt, acc_fmt)
         if not acc_fmt.ieee:
             raise ValueError(f"acc_fmt must have infinities (not finite or saturating), not {acc_fmt}")
-        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, mul_dsp=mul_dsp)
+        super().__init__(in_fmt=in_fmt, out_fmt=acc_fmt, stages=stages, mul_dsp=mul_dsp, classified_b=classified_b)
 
     @property
     def acc_fmt(self) -> FloatFormat:

@@ -5,8 +5,9 @@ fp32 exact multiplier and the bf16 RNE multiplier, twice: flattened (the unit's 
 ``docs/synth.csv``) and with the hierarchy kept, whose modules are the sub-blocks. The shared
 rounder is a module of its own; the multiplier's own module holds the significand product,
 which is measured alone too (the bare 8x8 multiply), and the rest: operand classification,
-exponent add and the normalising mux. Writes a CSV (default ``docs/area-breakdown.csv``) and
-prints the table beside the area targets.
+exponent add and the normalising mux. Writes a CSV (default ``docs/area-breakdown.csv``; each
+row's ``design``: the identity of the Verilog it measured, ``hdl.designs``) and prints the
+table beside the area targets.
 """
 
 from __future__ import annotations
@@ -28,25 +29,22 @@ UNITS = {
 #: The area targets, transistors: the exact multiplier at most 1.35x the bare 8x8 product,
 #: the RNE multiplier at most 3,600.
 TARGET_RATIO_EXACT, TARGET_RNE = 1.35, 3600
-COLUMNS = ["unit", "block", "transistors"]
+COLUMNS = ["unit", "block", "transistors", "design"]
 
 
 def breakdown(work: Path) -> list[dict]:
     """The rows: per unit the product alone, the rest of the multiplier's own module, the
     rounder, their sum, the flattened unit and its target."""
-    from hdl.units import UNITS as BUILD
-    from hdl.units import module_name, to_verilog
+    from hdl.designs import identity
+    from hdl.units import to_verilog
 
     from .significand import SignificandMultiplier
 
-    product = flows.transistors(flows.run_stats(to_verilog(SignificandMultiplier(width=8), "sigmul_8x8"), "sigmul_8x8",
-                                           ["generic"], work / "sigmul_8x8")["generic"]["design"])
+    bare = to_verilog(SignificandMultiplier(width=8), "sigmul_8x8")
+    product = flows.transistors(flows.run_stats(bare, "sigmul_8x8", ["generic"], work / "sigmul_8x8")["generic"]["design"])
     rows = []
-    for unit, (label, options) in UNITS.items():
-        # The sweep's module name: Yosys's result depends (slightly) on the names it reads.
-        component, _ = BUILD["mul"].build(**options)
-        top = module_name(BUILD["mul"], component)
-        verilog = to_verilog(component, top)
+    for unit in UNITS:
+        label, top, verilog = unit_verilog(unit)
         stats = flows.run_stats(verilog, top, ["generic", "generic_hierarchy"], work / top)
         modules = {name.lstrip("\\"): flows.transistors(m) for name, m in stats["generic_hierarchy"]["modules"].items()}
         if set(modules) != {top, f"{top}.rounder"}:
@@ -55,7 +53,8 @@ def breakdown(work: Path) -> list[dict]:
         own = modules[top] - rounder           # a module's figure includes its submodules'
         whole = flows.transistors(stats["generic"]["design"])
         target = int(TARGET_RATIO_EXACT * product) if unit == "mul_exact" else TARGET_RNE
-        rows += [dict(unit=label, block=block, transistors=n) for block, n in [
+        rows += [dict(unit=label, block=block, transistors=n,
+                      design=identity(bare if block.startswith("significand product") else verilog)) for block, n in [
             ("significand product 8x8 (alone)", product),
             ("classification, exponent add, normalising mux (own module minus the product alone)", own - product),
             ("rounder (range checks, rounding, special-case output)", rounder),
@@ -65,6 +64,19 @@ def breakdown(work: Path) -> list[dict]:
             ("left beside the product within the target", target - product),
         ]]
     return rows
+
+
+def unit_verilog(unit: str) -> tuple[str, str, str]:
+    """``UNITS[unit]``'s label, module name and the Verilog the breakdown (and the sweep)
+    synthesises."""
+    from hdl.units import UNITS as BUILD
+    from hdl.units import module_name, to_verilog
+
+    label, options = UNITS[unit]
+    # The sweep's module name: Yosys's result depends (slightly) on the names it reads.
+    component, _ = BUILD["mul"].build(**options)
+    top = module_name(BUILD["mul"], component)
+    return label, top, to_verilog(component, top)
 
 
 def to_csv(rows) -> str:

@@ -24,7 +24,7 @@ from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
 
 from .sweep.cache import row_status as sweep_status
-from .sweep.configs import component as sweep_component
+from .sweep.configs import module as sweep_module
 from .sweep.configs import configuration_of
 from .timing import ROOT, component
 
@@ -88,7 +88,7 @@ def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:
     those a row had placed and routed and one without for the others (a module in one only)."""
     placed, plain = {}, {}
     for row in rows:
-        module = sweep_component(configuration_of(row))[1]
+        module = sweep_module(configuration_of(row))
         (placed if row.get("ice40_fmax_mhz") else plain)[module] = None
     plain = [m for m in plain if m not in placed]
     return [[[sys.executable, "-m", "synth.sweep", "--modules", ",".join(modules)] + (["--pnr"] if pnr else [])]

@@ -14,7 +14,8 @@ and names the pages that differ; ``--publish`` rewrites those blocks in the page
 - ``area-widths``, ``area-units``: docs/synth.csv's rows as ``synth.sweep`` reports them
   (``AREA_WIDTHS``, ``AREA_UNITS``); ``area-elements``: its processing elements
   (``AREA_ELEMENTS``); ``area-fp8``: the fp8 multipliers and element beside bf16's, docs/fp8.md
-  (``AREA_FP8``). Where no row is current, a block says so in one line.
+  (``AREA_FP8``); ``throughput``: docs/mxu-bench.csv's rows (``sim.compiled.mxu_bench``) at
+  ``THROUGHPUT_M`` rows, docs/results.md. Where no row is current, a block says so in one line.
 """
 
 from __future__ import annotations
@@ -26,16 +27,18 @@ from pathlib import Path
 
 from golden.tools.cli import Parser, build_dir, check_output, command, write_text
 from hdl.array_timing import FLOORPLAN, FLOW
-from hdl.designs import CURRENT
+from hdl.designs import CURRENT, status
+from hdl.target import mxu_identity
 
 from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
 from .sweep.report import mantissa_table, typed, units_table
 from .timing import ROOT, csv_rows, markdown
 
-__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "AREA_FP8", "NO_CURRENT", "NO_CURRENT_ARRAY", "tables", "render", "main"]
+__all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "AREA_FP8", "THROUGHPUT_M", "NO_CURRENT",
+           "NO_CURRENT_ARRAY", "NO_CURRENT_BENCH", "tables", "render", "main"]
 
 #: The pages that hold generated tables.
-PAGES = ("README.md", "docs/area.md", "docs/fp8.md", "docs/mxu-pnr.md", "docs/timing.md")
+PAGES = ("README.md", "docs/area.md", "docs/fp8.md", "docs/mxu-pnr.md", "docs/timing.md", "docs/results.md")
 #: docs/area.md's rows of docs/synth.csv: the mantissa widths; the named formats' and other
 #: units' modules, in order; the processing elements' modules with their labels.
 AREA_WIDTHS = (2, 7, 10, 23)
@@ -55,6 +58,10 @@ AREA_FP8 = {"fpmul_fp8_e4m3fn_fp8_e4m3fn_rne_s0": "fp8_e4m3fn x fp8_e4m3fn -> fp
             "fpmul_bf16_fp32_rne_s0": "bf16 x bf16 -> fp32 (exact), for comparison",
             "mxu_pe_fp8_e4m3fn_fp32_m0a0_fused": "MXU PE, fp8_e4m3fn inputs, fp32 accumulation, `m0a0`",
             "mxu_pe_bf16_fp32_m0a0_fused": "MXU PE, bf16 inputs, fp32 accumulation, `m0a0`"}
+#: docs/results.md's throughput rows: these numbers of rows per run.
+THROUGHPUT_M = (1, 64, 4096)
+#: A throughput block without a current row.
+NO_CURRENT_BENCH = "no current measurement: `python -m sim.compiled.mxu_bench --csv docs/mxu-bench.csv`\n"
 #: An area block without a current row.
 NO_CURRENT = "no current measurement: `python -m synth.stale --tables synth --remeasure`\n"
 #: An array table without a current row.
@@ -152,6 +159,23 @@ def _area(docs: Path) -> dict[str, str]:
             "area-elements": _block(elements and _elements(elements)), "area-fp8": _block(fp8 and _fp8(fp8))}
 
 
+def _throughput(docs: Path) -> str:
+    """docs/results.md's table: docs/mxu-bench.csv's current rows at ``THROUGHPUT_M`` rows."""
+    path = docs / "mxu-bench.csv"
+    rows = [r for r in (csv.DictReader(path.open()) if path.exists() else []) if int(r["M"]) in THROUGHPUT_M]
+    rows = [r for r in rows if status(r["design"], lambda r=r: mxu_identity(
+        {k: int(r[k]) for k in ("rows", "cols", "mul_stages", "add_stages")})) == CURRENT]
+    if not rows:
+        return NO_CURRENT_BENCH
+    out = ["| array | M | cycles | MAC/cycle | utilisation | latency measured | formula | cycles/s |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['array']} | {r['M']} | {r['cycles']} | {float(r['macs_per_cycle']):.2f} | "
+                   f"{float(r['utilisation']):.3f} | {r['latency']} | {r['latency_formula']} | "
+                   f"{int(r['cycles_per_s']):,} |")
+    return "\n".join(out) + "\n"
+
+
 def _block(lines: list) -> str:
     """A table's lines as a block's text, ``NO_CURRENT`` for none."""
     return "\n".join(lines) + "\n" if lines else NO_CURRENT
@@ -164,7 +188,7 @@ def tables(docs: Path) -> dict[str, str]:
     for r in units:
         r.update(lut=int(r["lut"]), ff=int(r["ff"]))
     return {"arrays": _arrays(docs, short=False), "arrays-short": _arrays(docs, short=True),
-            "units": markdown(units) + "\n", **_area(docs)}
+            "units": markdown(units) + "\n", "throughput": _throughput(docs), **_area(docs)}
 
 
 def _stages(stages) -> str:

@@ -193,8 +193,8 @@ def test_column_accumulator_mutant_is_caught(mutant, pattern, replacement):
     assert report["mismatches"] > 0 or not report["flags_match"], mutant
 
 
-@pytest.mark.parametrize("accumulator, tiles", [("column:w=8", 64), ("column:w=8,anchor=exact", 16)],
-                         ids=["running", "exact"])
+@pytest.mark.parametrize("accumulator, tiles", [pytest.param("column:w=8", 64, marks=pytest.mark.thorough),
+                                               ("column:w=8,anchor=exact", 16)], ids=["running", "exact"])
 def test_column_accumulator_every_fp8_pair_on_a_two_row_column(accumulator, tiles):
     """fp8 E4M3 inputs on a 2x1 array with an 8-bit window: every (x0, x1) pair (65,536
     rows) against each of ``tiles`` weight tiles (w0 over values spread over the whole

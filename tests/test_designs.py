@@ -112,9 +112,13 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     array_now = designs.identity(_array_text(mxu_row_config(ARRAY)))
     _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, "design": array_now}, {**ARRAY, "seed": "2", "design": "1" * 16},
                                     {**ARRAY, "seed": "3", "design": ""}])
+    with (ROOT / "docs" / "synth.csv").open() as published:          # an area row (bare 3x3) of another design
+        _csv(tmp_path / "synth.csv", [{**next(csv.DictReader(published)), "design": "2" * 16}])
     proc = subprocess.run([sys.executable, "-m", "synth.stale", "--published", str(tmp_path)], capture_output=True,
                           text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
+    assert "synth.csv: 0 current, 1 stale, 0 unrecorded of 1 rows" in proc.stdout
+    assert "synth.sweep --modules sigmul_3x3" in proc.stdout
     assert "timing.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
     assert "mxu-pnr.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
     assert "--only add:7" in proc.stdout and "--seeds 2,3" in proc.stdout
@@ -156,6 +160,16 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     assert "| 2x2 `sequential`, `m1a1` | **135.0** (130.0-140.0) | 0.5 | 3,000 (4 %) | 2,000 | 4 |" \
         in generated["arrays-short"]
     assert "999" not in generated["arrays"] and "999" not in generated["units"] and "| 120.0 |" in generated["units"]
+    from synth.tables import NO_CURRENT_BENCH
+    assert generated["throughput"] == NO_CURRENT_BENCH                          # no docs/mxu-bench.csv
+    from sim.compiled.mxu_bench import COLUMNS as BENCH_COLUMNS, merge_csv
+    bench = {"array": "2x2 m1a1", "rows": 2, "cols": 2, "mul_stages": 1, "add_stages": 1, "cycles": 80,
+             "macs_per_cycle": 3.2, "utilisation": 0.8, "latency": 16, "latency_formula": 16, "cycles_per_s": 12345}
+    merge_csv(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "design": now}, {**bench, "M": 4096, "design": "3" * 16}])
+    merge_csv(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "cycles": 81, "design": now}])     # replaces its row
+    assert len((tmp_path / "mxu-bench.csv").read_text().splitlines()) == 3
+    assert list(csv.DictReader((tmp_path / "mxu-bench.csv").open()))[0].keys() == set(BENCH_COLUMNS)
+    assert tables(tmp_path)["throughput"].splitlines()[2:] == ["| 2x2 m1a1 | 64 | 81 | 3.20 | 0.800 | 16 | 16 | 12,345 |"]
     _csv(tmp_path / "stale" / "mxu-pnr.csv", [{**ARRAY, **figures, "seed": "3", "fmax_mhz": "999", "design": "1" * 16}])
     for name in ("timing.csv", "synth.csv"):
         (tmp_path / "stale" / name).write_text((tmp_path / name).read_text())
@@ -178,3 +192,36 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     assert main(["--root", str(root), "--check"]) == 1
     assert main(["--root", str(root), "--publish"]) == 0 and main(["--root", str(root), "--check"]) == 0
     assert (root / "README.md").read_text() == render(page, generated, "p")
+
+
+
+
+
+def test_a_sweep_modules_name_is_the_one_it_published():
+    """``synth.stale`` and ``synth.sweep`` name a configuration's module from its plan
+    (``configs.module``), without building it: the name docs/synth.csv recorded for it."""
+    from synth.sweep.configs import configuration_of, module
+    with (ROOT / "docs" / "synth.csv").open() as published:
+        rows = [row for row in csv.DictReader(published) if configuration_of(row)]
+    assert len({row["kind"] for row in rows}) > 15
+    assert [module(configuration_of(row)) for row in rows] == [row["module"] for row in rows]
+
+
+def test_the_published_area_breakdown_is_of_todays_multipliers():
+    """docs/area-breakdown.csv names the design each row measured, the one the generator emits
+    now (else rerun ``python -m synth.area_breakdown --out docs/area-breakdown.csv``), and
+    docs/area.md quotes its sub-blocks."""
+    from synth.area_breakdown import UNITS, unit_verilog
+    from synth.significand import SignificandMultiplier
+    from hdl.units import to_verilog
+
+    with (ROOT / "docs" / "area-breakdown.csv").open() as published:
+        rows = list(csv.DictReader(published))
+    now = {label: designs.identity(verilog) for label, _, verilog in map(unit_verilog, UNITS)}
+    bare = designs.identity(to_verilog(SignificandMultiplier(width=8), "sigmul_8x8"))
+    for row in rows:
+        assert row["design"] == (bare if row["block"].startswith("significand product") else now[row["unit"]]), row
+    page = " ".join((ROOT / "docs" / "area.md").read_text().split())
+    for row in rows:
+        if row["block"].startswith(("significand", "classification", "rounder", "whole")):
+            assert f"{int(row['transistors']):,} T" in page, row

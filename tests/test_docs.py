@@ -217,7 +217,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m hdl.build mul --stages 2": Entry(FAST),
     "python -m sim.regress mul --stages 2": Entry(SLOW, check=_REGRESS_BAD),  # 15 s CPU in a fresh build folder
     "python -m hdl.build mxu --rows 4 --cols 4 --mul-stages 4 --add-stages 6": Entry(FAST),
-    "python -m golden.experiments sr-dot --n-max 10000 --trials 3": Entry(FAST),
+    "python -m golden.experiments sr-dot --n-max 10000 --trials 3": Entry(SLOW),    # its CLI: test_golden_experiments
     "python -m golden.experiments jax-train": Entry(SLOW),
     "python -m hdl.build UNIT": Entry(SYNOPSIS),
     "python -m sim.regress UNIT": Entry(SYNOPSIS),
@@ -252,6 +252,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.testbenches.bench": Entry(SLOW),
     "python -m sim.testbenches.bench --vectors 5000 --repeat 1": Entry(SLOW),
     "python -m sim.compiled.mxu_bench": Entry(SLOW),
+    "python -m sim.compiled.mxu_bench --csv docs/mxu-bench.csv": Entry(SLOW, writes=("docs/mxu-bench.csv",)),
     "python -m sim.compiled.mxu_bench --sizes 4x4 --rows 16 256": Entry(SLOW),
     "python -m sim.compiled.exhaustive UNIT": Entry(SYNOPSIS),
     "python -m tests.snapshot write DIR": Entry(SYNOPSIS),
@@ -265,8 +266,8 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.formal UNIT": Entry(SYNOPSIS),
     "python -m sim.formal add --stages 3": Entry(FAST),
     "python -m sim.formal pe": Entry(FAST),
-    "python -m sim.experiments.mxu_waves": Entry(FAST),
-    "python -m sim.experiments.mxu_waves --out build/waves": Entry(FAST),
+    "python -m sim.experiments.mxu_waves": Entry(SLOW),       # runs as written with --out docs, below
+    "python -m sim.experiments.mxu_waves --out build/waves": Entry(SLOW),     # likewise
     "python -m hdl.board --rows 2 --cols 2": Entry(
         SLOW, check="python -m hdl.board --rows 2 --cols 2 --elaborate-only"),
     "python -m hdl.board.host --port PORT": Entry(HARDWARE),
@@ -281,7 +282,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ecp5 --only pe_fused:4x6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.stale": Entry(SLOW),                       # generates every recorded design
     "python -m synth.stale --tables mxu-pnr": Entry(SLOW),
-    "python -m synth.stale --tables synth": Entry(FAST),     # generates each recorded design: 35 s CPU for all
+    "python -m synth.stale --tables synth": Entry(SLOW),     # generates each recorded design: 35 s CPU for all
     "python -m synth.stale --tables synth --remeasure": Entry(SLOW),    # the area sweep of every row not current
     "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
     "python -m synth.tables --check": Entry(SLOW),

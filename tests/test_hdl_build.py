@@ -209,8 +209,23 @@ LINTED_COLUMN_UNITS = [c for c in COLUMN_UNITS + COLUMN_EXHAUSTIVE
 LINTED_MXUS = [pytest.param(c, marks=pytest.mark.thorough) if c[1].get("rows") == 8 else c for c in MXUS]
 
 
-@pytest.mark.parametrize("config", CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + ECP5_DSP[:1] + ECP5_DSP_MXUS + [("board", {})]
-                         + LINTED_COLUMN_UNITS,
+def _one_of_each(configs: list) -> list:
+    """``configs``, each after the first of its kind (its unit, parameter names, rounding,
+    accumulation and blocks: the same structures again) marked thorough."""
+    seen, out = set(), []
+    for config in configs:
+        if not hasattr(config, "marks"):            # not already a pytest.param
+            unit, params = config[:2]
+            kind = (unit, frozenset(params), *(str(params.get(k)) for k in ("rounding", "accumulation", "mul_dsp",
+                                                                            "fifo_ram")))
+            config = config if kind not in seen else pytest.param(config, marks=pytest.mark.thorough)
+            seen.add(kind)
+        out.append(config)
+    return out
+
+
+@pytest.mark.parametrize("config", _one_of_each(CONFIGS + DEEP + LINTED_MXUS + BOUND_MXUS + ECP5_DSP[:1] + ECP5_DSP_MXUS
+                                                + [("board", {})] + LINTED_COLUMN_UNITS),
                          ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_generated_verilog_is_lint_clean(config, tmp_path):
     """verilator --lint-only -Wall NAME.vlt NAME.v: no warning with the waivers written beside the Verilog."""
@@ -291,7 +306,8 @@ def test_lint_catches_an_unused_port(tmp_path):
     assert len(problems) == 1 and "Signal is not used: 'b'" in problems[0]
 
 
-@pytest.mark.parametrize("config", CONFIGS + COLUMN_UNITS, ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
+@pytest.mark.parametrize("config", _one_of_each(CONFIGS + COLUMN_UNITS),
+                         ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1].values()))}")
 def test_manifest_parameters_rebuild_the_same_unit(config, tmp_path):
     """The manifest's parameters (what the testbenches read) construct an identical unit."""
     unit, params = config

@@ -9,6 +9,7 @@ from amaranth.lib.wiring import In, Out
 from golden.column import accumulation_arg
 from golden.formats import BF16, FP32
 
+from ..float import CLASSES_LAYOUT, FloatLayout, operand_classes
 from ..params import check_exact_products, format_param, int_param
 from ..pipeline import Delay, delayed
 from .accumulation import resolve_accumulation
@@ -151,13 +152,17 @@ class ProcessingElement(ElementPlan, wiring.Component):
         plain = {"reset_less": True} if self.fused else {}
         weights = [Signal(self.in_fmt.width, name=f"w{i}", **plain) for i in range(2)]
         self.weights = weights          # for formal harnesses (sim.formal.stream_mxu)
-        with m.If(self.w_we):
-            with m.If(self.w_buf):
-                m.d.sync += weights[1].eq(self.w_data)
-            with m.Else():
-                m.d.sync += weights[0].eq(self.w_data)
+        # Each weight's classes are stored with it, so that the activation's buffer select
+        # runs into the multiplier's registers through one multiplexer, not a multiplexer and
+        # the tests of the weight it selected.
+        classes = [Signal(CLASSES_LAYOUT, name=f"w{i}_classes", **plain) for i in range(2)]
+        written = operand_classes(FloatLayout(self.in_fmt)(self.w_data))
+        for i in range(2):
+            with m.If(self.w_we & (self.w_buf == i)):
+                m.d.sync += [weights[i].eq(self.w_data), *(getattr(classes[i], k).eq(v) for k, v in written.items())]
         m.d.comb += [
             mul.a.eq(self.x_in), mul.b.eq(Mux(self.sel_in, weights[1], weights[0])), mul.valid_in.eq(1),
+            mul.b_classes.eq(Mux(self.sel_in, classes[1], classes[0])),
             add.a.eq(self.psum_in), add.b.eq(mul.result), add.valid_in.eq(1),
         ]
         # The product's flags join the partial sum's where the partial sum joins the add, then

@@ -5,22 +5,43 @@ For each array, one weight tile, then ``M`` rows of X at full rate with ``y`` al
 cycles from the first row accepted to the last row out, multiply-accumulates per cycle,
 utilisation ``M * rows * cols / (cycles * rows * cols)``, the latency measured (cycles - M)
 against the datasheet's (the manifest's ``latency``), and simulated
-cycles per second (Verilator model compiled optimised, cocotb driving every cycle).
+cycles per second (Verilator model compiled optimised, cocotb driving every cycle). Each row
+names its array's design (``hdl.designs``: the hash of the NAME.v ``hdl.build mxu`` writes);
+``--csv docs/mxu-bench.csv`` publishes, merged by array, M and design.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import re
 from pathlib import Path
 
-from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_results
+from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_results, write_text
+from hdl.target import mxu_identity
 
 from sim.testbenches import runner
 
 DEFAULT_SIZES = ["4x4", "4x4:m1a1", "8x8:m1a1"]
 DEFAULT_ROWS = [1, 16, 64, 256, 1024, 4096]
+#: docs/mxu-bench.csv's columns; a row is replaced by a run of the same array, M and design.
+COLUMNS = ["array", "rows", "cols", "mul_stages", "add_stages", "M", "cycles", "macs_per_cycle", "utilisation",
+           "latency", "latency_formula", "cycles_per_s", "design"]
+KEY = ("rows", "cols", "mul_stages", "add_stages", "M", "design")
+
+
+def merge_csv(path: Path, table: list[dict]) -> None:
+    """``table``'s rows into the CSV at ``path``, replacing rows of the same ``KEY``."""
+    new = {tuple(str(r[k]) for k in KEY) for r in table}
+    old = [r for r in csv.DictReader(path.open())] if path.exists() else []
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows([r for r in old if tuple(r[k] for k in KEY) not in new] + table)
+    write_text(path, out.getvalue())
+    print(f"merged {len(table)} rows into {path}")
 
 
 def parse_size(text: str) -> dict:
@@ -41,6 +62,8 @@ def main(argv=None) -> int:
                         help=f"X rows per run, 1..1000000 (default {' '.join(map(str, DEFAULT_ROWS))})")
     out = build_dir("results", "mxu_bench.json")
     parser.add_argument("--out", type=Path, default=out, help=f"JSON file for the figures (default {out})")
+    parser.add_argument("--csv", type=Path, help="also merge the rows into this CSV by array, M and design "
+                        "(--csv docs/mxu-bench.csv publishes)")
     args = parser.parse_args(argv)
     for m in args.rows:
         if not 1 <= m <= 1_000_000:
@@ -51,6 +74,8 @@ def main(argv=None) -> int:
         except (TypeError, ValueError) as error:
             parser.error(f"--sizes: {error}")
     check_output(args.out, "--out")
+    if args.csv:
+        check_output(args.csv, "--csv")
     reason = runner.available("verilator")
     if reason:
         parser.error(reason)
@@ -67,17 +92,20 @@ def main(argv=None) -> int:
                                (summary["module"] + ".json")).read_text())
         k, n, formula = params["rows"], params["cols"], manifest["latency"]
         label = f"{k}x{n} m{params['mul_stages']}a{params['add_stages']}"
+        design = mxu_identity(params)
         for run in summary["throughput"]:
             m, cycles = run["rows"], run["cycles"]
             row = {"array": label, "rows": k, "cols": n, "mul_stages": params["mul_stages"],
                    "add_stages": params["add_stages"], "M": m, "cycles": cycles, "macs_per_cycle": m * k * n / cycles,
                    "utilisation": m / cycles, "latency": cycles - m, "latency_formula": formula,
-                   "cycles_per_s": cycles / run["seconds"]}
+                   "cycles_per_s": round(cycles / run["seconds"]), "design": design}
             table.append(row)
             bar.write(f"{label:<18} {m:>6} {cycles:>7} {row['macs_per_cycle']:>10.2f} {row['utilisation']:>7.3f} "
                   f"{row['latency']:>8} {formula:>8} {row['cycles_per_s']:>9.0f}")
     bar.close()
     write_results(args.out, table)
+    if args.csv:
+        merge_csv(args.csv, table)
     return 0
 
 

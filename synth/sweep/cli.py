@@ -25,7 +25,7 @@ from hdl.toolchain import yosys_command, yosys_version
 
 from .. import flows as yosys_flows
 from .cache import cache_key, source_digest, synthesise
-from .configs import GROUPS, component, configurations
+from .configs import GROUPS, configurations, module
 from .report import claims, fit_lines, fits, markdown, plot, write_csv
 
 __all__ = ["main"]
@@ -112,7 +112,7 @@ def _checked(parser, args) -> list[dict]:
                          + (f" in --group {args.group}" if args.group else ""))
     if args.modules:
         wanted = args.modules.split(",")
-        names = [component(c)[1] for c in todo]
+        names = [module(c) for c in todo]
         unknown = [m for m in wanted if m not in names]
         if unknown:
             within = [f for f, v in (("--quick", args.quick), ("--group", args.group), ("--only", args.only)) if v]

@@ -91,23 +91,41 @@ def _timing_label(kind: str) -> str:
 
 
 def component(config):
-    """The configuration's component and Verilog module name."""
-    from hdl.units import UNITS, module_name
+    """The configuration's component and Verilog module name (``module``)."""
+    from hdl.units import UNITS
     from hdl.mxu.element import ProcessingElement
 
     from ..significand import SignificandMultiplier
 
     unit, params = config["unit"], config["params"]
     if unit == "bare":
-        return SignificandMultiplier(**params), f"sigmul_{params['width']}x{params['width']}"
+        built = SignificandMultiplier(**params)
+    elif unit == "timing":
+        from ..timing import component as timed_component
+        built, _ = timed_component(params["kind"], params["stages"])
+    elif unit == "pe":
+        built = ProcessingElement(**params)
+    else:
+        built, _ = UNITS[unit].build(**params)
+    return built, module(config)
+
+
+def module(config) -> str:
+    """The configuration's Verilog module name, from its plan: no hardware is built."""
+    from hdl.units import UNITS, module_name
+    from hdl.mxu.element import ElementPlan
+
+    unit, params = config["unit"], config["params"]
+    if unit == "bare":
+        return f"sigmul_{params['width']}x{params['width']}"
     if unit == "timing":
         from ..timing import component as timed_component
-        return timed_component(params["kind"], params["stages"])
+        return timed_component(params["kind"], params["stages"], plan=True)[1]
     if unit == "pe":
-        pe = ProcessingElement(**params)
-        return pe, f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
-    component, _ = UNITS[unit].build(**params)
-    return component, module_name(UNITS[unit], component)
+        pe = ElementPlan(**params)
+        return f"mxu_pe_{pe.in_fmt}_fp32_m{pe.mul.latency}a{pe.add.latency}" + "_fused" * pe.fused
+    plan, _ = UNITS[unit].plan(**params)
+    return module_name(UNITS[unit], plan)
 
 
 def verilog(config) -> tuple[str, str]:

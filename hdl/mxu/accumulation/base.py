@@ -45,11 +45,17 @@ class Accumulation:
     def element_units(self, **element):
         """``(multiplier, adder)`` of one processing element (unelaborated); ``element``:
         ``element_designs``' arguments."""
-        return tuple(cls(**params) for cls, params in self.element_designs(**element))
+        return tuple(cls(**params) for cls, params in self._element_designs(**element))
 
     def element_plans(self, **element):
         """The plans (``ArithmeticUnit.plan``) of ``element_units``' multiplier and adder."""
-        return tuple(cls.plan(**params) for cls, params in self.element_designs(**element))
+        return tuple(cls.plan(**params) for cls, params in self._element_designs(**element))
+
+    def _element_designs(self, **element):
+        """``element_designs``, the multiplier taking its weight's classes from the element
+        (``classified_b``), which classifies each weight as it stores it."""
+        (mul, mul_params), adder = self.element_designs(**element)
+        return (mul, {**mul_params, "classified_b": True}), adder
 
     #: Whether the element's adder takes the partial sum late, after the product (with the
     #: anchor on a port of its own).

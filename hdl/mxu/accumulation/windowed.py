@@ -64,9 +64,8 @@ class WindowAccumulation(Accumulation):
 
 class WindowColumn(Column):
     """A window sum planned for one array: a normalisation point above every ``G``-th row,
-    each column's ``WindowRounder`` (``round_stages`` registers, the fewest estimated no
-    slower than the element) and its result register, so that the output FIFO's memory
-    takes its write data from a flip-flop."""
+    each column's ``WindowRounder`` (``round_stages`` registers) and its result register, so
+    that the output FIFO's memory takes its write data from a flip-flop."""
 
     result_register = 1
 
@@ -89,13 +88,17 @@ class WindowColumn(Column):
 
     @property
     def round_stages(self) -> int:
+        """The fewest stages estimated no slower than the element, and one more (at most
+        ``max_stages``): the rounder's normalising shift sends its count to every bit of the
+        window, a fan-out the delay model does not see, and a register at the array's edge
+        costs one row of flip-flops per column."""
         if not hasattr(self, "_round_stages"):
             deepest = WindowRounder.plan(**self._window_args()).max_stages
             for stages in range(deepest + 1):
                 rounder = WindowRounder.plan(**self._window_args(), stages=stages)
                 if max(d.cost for d in rounder.segments) <= self._element_cost:
                     break
-            self._round_stages = stages
+            self._round_stages = min(stages + 1, deepest)
         return self._round_stages
 
     @property
