@@ -40,9 +40,11 @@ def identity(text: str | bytes) -> str:
 @functools.cache
 def sources_hash() -> str:
     """What every generated design depends on: the generator's sources (hdl/ and golden/,
-    their Python files and the Verilog models) and Amaranth's version (its Yosys too)."""
+    their Python files, the Verilog models and the delay model that places the registers)
+    and Amaranth's version (its Yosys too)."""
     h = hashlib.sha256(metadata.version("amaranth").encode())
-    for path in sorted([*(ROOT / "hdl").rglob("*.py"), *(ROOT / "hdl").rglob("*.v"), *(ROOT / "golden").rglob("*.py")]):
+    for path in sorted([*(ROOT / "hdl").rglob("*.py"), *(ROOT / "hdl").rglob("*.v"), *(ROOT / "hdl").rglob("*.json"),
+                        *(ROOT / "golden").rglob("*.py")]):
         h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 

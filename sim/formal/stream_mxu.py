@@ -11,6 +11,7 @@ from amaranth.hdl import Array, Assert, Assume, Cover, Fragment, Module, Mux, Re
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from hdl.float import CLASSES_LAYOUT
 from hdl.mxu import MXU
 from hdl.mxu.element import ProcessingElement
 from hdl.mxu.accumulation.window import window_layout
@@ -24,14 +25,16 @@ class _TagUnit(wiring.Component):
     registers later; with ``flags``, its low five bits (so every row raises flags of its own),
     else none. With ``sum_wait`` (an element's adder that takes the partial sum late,
     ``LateBoundWindowAdder``), ``a`` comes ``sum_wait`` cycles after ``b`` and after
-    ``anchor`` (ignored), as the real adder's do."""
+    ``anchor`` (ignored), as the real adder's do. With ``b_classes``, the multiplier's port of
+    ``b``'s stored classes (ignored)."""
 
     def __init__(self, in_width: int, out_width: int, stages: int, *, flags: bool, name: str, sum_wait: int = 0,
-                 anchor: int = 0):
+                 anchor: int = 0, b_classes: bool = False):
         self.stages, self.raises_flags, self.prefix = stages, flags, name
         self.late_sum, self.sum_wait = bool(anchor), sum_wait
         super().__init__({"a": In(in_width), "b": In(in_width), "valid_in": In(1),
                           **({"anchor": In(anchor)} if anchor else {}),
+                          **({"b_classes": In(CLASSES_LAYOUT)} if b_classes else {}),
                           "result": Out(out_width), "flags": Out(5)})
 
     def elaborate(self, platform):
@@ -80,7 +83,8 @@ class _TagElement(ProcessingElement):
 
     def _build_units(self):
         late = {"sum_wait": self.sum_wait, "anchor": self.acc_fmt.exp_bits} if self.late_sum else {}
-        return (_TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul.latency, flags=True, name="tag_mul"),
+        return (_TagUnit(self.in_fmt.width, self.acc_fmt.width, self.mul.latency, flags=True, name="tag_mul",
+                         b_classes=True),
                 _TagUnit(self.acc_fmt.width, self.acc_fmt.width, self.add_stages, flags=False, name="tag_add", **late))
 
 
