@@ -104,7 +104,9 @@ class ExponentArray(wiring.Component):
                 total = Signal(e + 1, name=f"sum{k}_{j}")
                 m.d.sync += total.eq(Mux((ex != 0) & finite_nonzero_field(fi, weight), ex + weight, 0))
                 largest = Signal(e + 1, name=f"max{k}_{j}")
-                m.d.sync += largest.eq(Mux(total > maxima[j], total, maxima[j]))
+                # Row 0 has no maximum above it: its sum is the maximum (a compare with 0
+                # becomes the register's reset in synthesis, a net across the die).
+                m.d.sync += largest.eq(Mux(total > maxima[j], total, maxima[j]) if k else total)
                 maxima[j] = largest
                 if j + 1 < self.cols:
                     ex_r, sel_r = Signal(e, name=f"ex{k}_{j + 1}"), Signal(name=f"ex{k}_{j + 1}_sel")
