@@ -3,12 +3,13 @@ are still the generator's designs (``hdl.designs``) or, where none is, from pred
 
 from __future__ import annotations
 
-import csv
 import functools
 from pathlib import Path
 from typing import Callable
 
 from amaranth.back import verilog
+
+from golden.tools.cli import read_csv
 
 from . import array_timing, timing
 from .designs import CURRENT, cached_identity, status
@@ -78,9 +79,7 @@ def achieved_mhz(arch: str, module: str, build: Callable[[], object], path: Path
     ``TIMING_CSV``), or None (also where that row measured another design than ``build()``,
     the component, is now)."""
     path = TIMING_CSV if path is None else path
-    if not path.exists():
-        return None
-    for row in csv.DictReader(path.open()):
+    for row in read_csv(path):
         if row["arch"] == arch and row["module"] == module:
             current = status(row.get("design"), lambda: unit_identity(module, build)) == CURRENT
             return float(row["fmax_mhz"]) if current else None

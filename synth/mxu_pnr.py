@@ -20,16 +20,14 @@ tag's registers apart (the CSV's ``keep`` column).
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
 import time
 from pathlib import Path
 
 from golden.column import OLD_SEQUENTIAL, SEQUENTIAL, accumulation_param
-from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, merge_csv, progress
 from hdl.designs import identity
 from hdl.target import mxu_identity, mxu_row_config
 from hdl.units import UNITS, emit
@@ -242,14 +240,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
     older rows lack)."""
     def filled(r):
         return {**BEFORE, **{k: v for k, v in _renamed(r).items() if v not in ("", None) or k not in BEFORE}}
-    old = csv.DictReader(path.open()) if path.exists() else []
-    merged = {_key(r): r for r in map(filled, old)}
-    merged.update({_key(r): r for r in map(filled, rows)})
-    out = io.StringIO()
-    writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(merged.values())
-    write_text(path, out.getvalue())
+    merge_csv(path, rows, COLUMNS, _key, normalise=filled)
 
 
 def _parser() -> Parser:

@@ -12,13 +12,12 @@ array generates its Verilog (seconds each; cached under build/).
 
 from __future__ import annotations
 
-import csv
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
-from golden.tools.cli import Parser, build_dir, command, progress
+from golden.tools.cli import Parser, build_dir, command, progress, read_csv
 from hdl.designs import CURRENT, STALE, UNRECORDED, status
 from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
@@ -167,7 +166,7 @@ def main(argv=None) -> int:
     commands: list[list[list[str]]] = []
     remeasured = []
     for table in tables:
-        found = _check(table, list(csv.DictReader((args.published / f"{table}.csv").open())))
+        found = _check(table, read_csv(args.published / f"{table}.csv"))
         commands += found
         if found:
             remeasured.append(table)

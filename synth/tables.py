@@ -20,12 +20,11 @@ and names the pages that differ; ``--publish`` rewrites those blocks in the page
 
 from __future__ import annotations
 
-import csv
 import re
 import statistics
 from pathlib import Path
 
-from golden.tools.cli import Parser, build_dir, check_output, command, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, read_csv, write_text
 from hdl.array_timing import FLOORPLAN, FLOW
 from hdl.designs import CURRENT, status
 from hdl.target import mxu_identity
@@ -72,7 +71,7 @@ _BLOCK = re.compile(r"(<!-- table: ([\w-]+) \(python -m synth\.tables\) -->\n)(.
 def _current_arrays(docs: Path) -> list[list[dict]]:
     """The shipped flow's current array rows, one list per configuration, largest first."""
     groups: dict[tuple, list[dict]] = {}
-    for row in csv.DictReader((docs / "mxu-pnr.csv").open()):
+    for row in read_csv(docs / "mxu-pnr.csv"):
         shipped = row["floorplan"] == FLOORPLAN.get(row["arch"]) and all(row[k] == v for k, v in FLOW.items())
         if shipped and array_status(row) == CURRENT:
             groups.setdefault(tuple(row[k] for k in ARRAY_CONFIG), []).append(row)
@@ -148,7 +147,7 @@ def _fp8(rows: list[dict]) -> list[str]:
 
 def _area(docs: Path) -> dict[str, str]:
     """docs/area.md's tables from ``docs``'s synth.csv, current rows only."""
-    rows = [typed(r) for r in csv.DictReader((docs / "synth.csv").open()) if sweep_status(r) == CURRENT]
+    rows = [typed(r) for r in read_csv(docs / "synth.csv") if sweep_status(r) == CURRENT]
     named = {r["module"]: r for r in rows if r["group"] in ("b", "c")}
     widths = [r for r in rows if r["group"] == "a" and r["man"] in AREA_WIDTHS]
     units = [named[m] for m in AREA_UNITS if m in named]
@@ -161,8 +160,7 @@ def _area(docs: Path) -> dict[str, str]:
 
 def _throughput(docs: Path) -> str:
     """docs/results.md's table: docs/mxu-bench.csv's current rows at ``THROUGHPUT_M`` rows."""
-    path = docs / "mxu-bench.csv"
-    rows = [r for r in (csv.DictReader(path.open()) if path.exists() else []) if int(r["M"]) in THROUGHPUT_M]
+    rows = [r for r in read_csv(docs / "mxu-bench.csv") if int(r["M"]) in THROUGHPUT_M]
     rows = [r for r in rows if status(r["design"], lambda r=r: mxu_identity(
         {k: int(r[k]) for k in ("rows", "cols", "mul_stages", "add_stages")})) == CURRENT]
     if not rows:

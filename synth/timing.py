@@ -12,10 +12,8 @@ goes to ``--model-out`` (under build/; ``--model-out hdl/timing_model.json`` pub
 
 from __future__ import annotations
 
-import csv
 import fcntl
 import hashlib
-import io
 import json
 import re
 import time
@@ -24,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_text
+from golden.tools.cli import (Parser, build_dir, check_output, command, csv_text, merge_csv, merged_rows, progress,
+                              read_csv, write_text)
 from hdl import timing
 from hdl.target import TIMING_TERMS, unit_identity
 from hdl.toolchain import tool_versions
@@ -257,21 +256,17 @@ def write_outputs(rows, docs: Path, model: dict) -> list[dict]:
     table, the plot redrawn from it; returns the merged rows."""
     path = docs / "timing.csv"
     key = lambda r: (r["arch"], r["kind"], r["module"])       # noqa: E731
-    merged = {key(r): r for r in (csv_rows(path) if path.exists() else [])}
-    for r in rows:
-        old = merged.get(key(r), {})
-        if not r.get("design") and old.get("fmax_mhz") == r["fmax_mhz"]:
-            r = {**r, "design": old.get("design", "")}     # a run cached before identities: the same one
-        merged[key(r)] = r
-    rows = sorted(finish_rows(list(merged.values()), model),
+    old = {key(r): r for r in (csv_rows(path) if path.exists() else [])}
+
+    def recorded(r):
+        before = old.get(key(r), {})
+        if not r.get("design") and before.get("fmax_mhz") == r["fmax_mhz"]:
+            return {**r, "design": before.get("design", "")}     # a run cached before identities: the same one
+        return r
+    rows = sorted(finish_rows(merged_rows(old.values(), map(recorded, rows), key), model),
                   key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
-    docs.mkdir(parents=True, exist_ok=True)
-    with (docs / "timing.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({**r, "stages": "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list)
-                             else r["stages"]})
+    write_text(path, csv_text(({**r, "stages": "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list)
+                                else r["stages"]} for r in rows), COLUMNS))
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -318,16 +313,10 @@ def write_seeds(runs: list[dict], path: Path) -> str:
     """Merge ``runs`` into the per-seed CSV at ``path`` (a row per part, module and seed: a
     rerun replaces its row, the others stay); return each design's median, min and max."""
     key = lambda r: (r["arch"], r["module"], int(r["seed"]))       # noqa: E731
-    merged = {key(r): r for r in (csv.DictReader(path.open()) if path.exists() else [])}
-    merged.update({key(r): {c: r.get(c, "") for c in SEED_COLUMNS} for r in runs})
-    out = io.StringIO()
-    writer = csv.DictWriter(out, SEED_COLUMNS)
-    writer.writeheader()
-    writer.writerows(merged[k] for k in sorted(merged))
-    write_text(path, out.getvalue())
+    merged = merge_csv(path, runs, SEED_COLUMNS, key, order=key)
     lines = ["| part | design | seeds | Fmax median MHz | min | max |", "|---|---|---|---|---|---|"]
     for arch, module in sorted({(r["arch"], r["module"]) for r in runs}):
-        fmax = sorted(float(r["fmax_mhz"]) for k, r in merged.items() if k[:2] == (arch, module))
+        fmax = sorted(float(r["fmax_mhz"]) for r in merged if (r["arch"], r["module"]) == (arch, module))
         lines.append(f"| {arch} | {module} | {len(fmax)} | {float(np.median(fmax)):.1f} | {fmax[0]:.1f} | "
                      f"{fmax[-1]:.1f} |")
     return "\n".join(lines)
@@ -348,7 +337,7 @@ def csv_rows(path: Path) -> list[dict]:
     """The measured rows of a ``timing.csv`` as ``run`` returns them (stages ``m4a10`` as
     ``[4, 10]``, figures as numbers)."""
     rows = []
-    for r in csv.DictReader(path.open()):
+    for r in read_csv(path):
         pe = r["stages"].startswith("m")
         stages = [int(x) for x in r["stages"][1:].split("a")] if pe else int(r["stages"])
         rows.append({**r, "stages": stages, "fmax_mhz": float(r["fmax_mhz"]), "latency": int(r["latency"] or 0)})

@@ -162,11 +162,11 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     assert "999" not in generated["arrays"] and "999" not in generated["units"] and "| 120.0 |" in generated["units"]
     from synth.tables import NO_CURRENT_BENCH
     assert generated["throughput"] == NO_CURRENT_BENCH                          # no docs/mxu-bench.csv
-    from sim.compiled.mxu_bench import COLUMNS as BENCH_COLUMNS, merge_csv
+    from sim.compiled.mxu_bench import COLUMNS as BENCH_COLUMNS, publish
     bench = {"array": "2x2 m1a1", "rows": 2, "cols": 2, "mul_stages": 1, "add_stages": 1, "cycles": 80,
              "macs_per_cycle": 3.2, "utilisation": 0.8, "latency": 16, "latency_formula": 16, "cycles_per_s": 12345}
-    merge_csv(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "design": now}, {**bench, "M": 4096, "design": "3" * 16}])
-    merge_csv(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "cycles": 81, "design": now}])     # replaces its row
+    publish(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "design": now}, {**bench, "M": 4096, "design": "3" * 16}])
+    publish(tmp_path / "mxu-bench.csv", [{**bench, "M": 64, "cycles": 81, "design": now}])     # replaces its row
     assert len((tmp_path / "mxu-bench.csv").read_text().splitlines()) == 3
     assert list(csv.DictReader((tmp_path / "mxu-bench.csv").open()))[0].keys() == set(BENCH_COLUMNS)
     assert tables(tmp_path)["throughput"].splitlines()[2:] == ["| 2x2 m1a1 | 64 | 81 | 3.20 | 0.800 | 16 | 16 | 12,345 |"]

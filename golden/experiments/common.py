@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
-from ..tools.cli import save_figure, write_text
+from ..tools.cli import csv_text, save_figure, write_text
 
 __all__ = ["check_ranges", "write_csv", "add_training_arguments", "training_variants", "plot_training"]
 
@@ -22,11 +20,7 @@ def write_csv(rows, path: Path):
     """Write ``rows`` (dicts with the same keys) to ``path`` whole (``golden.tools.cli.write_text``)."""
     if not rows:
         raise ValueError(f"no rows to write to {path}")
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text(path, text.getvalue())
+    write_text(path, csv_text(rows, list(rows[0])))
 
 
 def add_training_arguments(p, *, epochs: int, variants) -> None:

@@ -8,6 +8,7 @@ renamed into place) and only when there are results to write.
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import io
 import json
@@ -17,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["build_dir", "Parser", "command", "UsageError", "check_output", "write_text", "write_results", "save_figure",
-           "progress"]
+           "read_csv", "csv_text", "merged_rows", "merge_csv", "progress"]
 
 
 def build_dir(*parts: str) -> Path:
@@ -145,6 +146,44 @@ def write_text(path: Path, text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_csv(path: Path) -> list[dict]:
+    """The rows of the CSV at ``path``, cells as text (none where there is no file)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def csv_text(rows, columns) -> str:
+    """``rows`` as CSV text under ``columns`` (a row's other cells left out)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def merged_rows(old, new, key) -> list[dict]:
+    """``new`` merged into ``old`` by ``key(row)``: a new row replaces the old one of its key
+    where it stood, the other old rows stay in their order, new keys follow."""
+    merged = {key(r): r for r in old}
+    merged.update((key(r), r) for r in new)
+    return list(merged.values())
+
+
+def merge_csv(path: Path, rows, columns, key, *, normalise=None, order=None) -> list[dict]:
+    """Merge ``rows`` into the CSV at ``path`` (``merged_rows``) and write it whole; return
+    the merged rows. ``normalise`` maps every row, old and new, before the merge; ``order``
+    sorts the written rows (default: as merged)."""
+    normalise = normalise or (lambda r: r)
+    merged = merged_rows(map(normalise, read_csv(path)), map(normalise, rows), key)
+    if order is not None:
+        merged.sort(key=order)
+    write_text(path, csv_text(merged, columns))
+    return merged
 
 
 def write_results(path: Path, rows) -> None:

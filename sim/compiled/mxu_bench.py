@@ -13,13 +13,11 @@ names its array's design (``hdl.designs``: the hash of the NAME.v ``hdl.build mx
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import re
 from pathlib import Path
 
-from golden.tools.cli import Parser, build_dir, check_output, command, progress, write_results, write_text
+from golden.tools.cli import Parser, build_dir, check_output, command, merge_csv, progress, write_results
 from hdl.target import mxu_identity
 
 from sim.testbenches import runner
@@ -32,15 +30,9 @@ COLUMNS = ["array", "rows", "cols", "mul_stages", "add_stages", "M", "cycles", "
 KEY = ("rows", "cols", "mul_stages", "add_stages", "M", "design")
 
 
-def merge_csv(path: Path, table: list[dict]) -> None:
+def publish(path: Path, table: list[dict]) -> None:
     """``table``'s rows into the CSV at ``path``, replacing rows of the same ``KEY``."""
-    new = {tuple(str(r[k]) for k in KEY) for r in table}
-    old = [r for r in csv.DictReader(path.open())] if path.exists() else []
-    out = io.StringIO()
-    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows([r for r in old if tuple(r[k] for k in KEY) not in new] + table)
-    write_text(path, out.getvalue())
+    merge_csv(path, table, COLUMNS, lambda r: tuple(str(r[k]) for k in KEY))
     print(f"merged {len(table)} rows into {path}")
 
 
@@ -105,7 +97,7 @@ def main(argv=None) -> int:
     bar.close()
     write_results(args.out, table)
     if args.csv:
-        merge_csv(args.csv, table)
+        publish(args.csv, table)
     return 0
 
 

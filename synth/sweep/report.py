@@ -3,15 +3,13 @@ Markdown tables and the plots."""
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
 import numpy as np
 
 from golden.formats import NAMED_FORMATS
-from golden.tools.cli import save_figure, write_text
+from golden.tools.cli import csv_text, merge_csv, merged_rows, save_figure, write_text
 
 from .configs import SERIES
 
@@ -100,17 +98,11 @@ KEY = ("group", "kind", "module")
 def write_csv(rows, path: Path, merge: bool = False):
     """``rows`` as the CSV at ``path``; with ``merge``, into the rows already there by ``KEY``
     (new keys appended, the others kept in their order)."""
-    merged = {}
-    if merge and Path(path).exists():
-        with open(path, newline="") as f:
-            merged = {tuple(r[k] for k in KEY): r for r in csv.DictReader(f)}
-    for r in rows:
-        merged[tuple(str(r.get(k) or "") for k in KEY)] = r
-    text = io.StringIO()
-    writer = csv.DictWriter(text, COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(merged.values())
-    write_text(path, text.getvalue())
+    key = lambda r: tuple(str(r.get(k) or "") for k in KEY)      # noqa: E731
+    if merge:
+        merge_csv(path, rows, COLUMNS, key)
+    else:
+        write_text(path, csv_text(merged_rows([], rows, key), COLUMNS))
 
 
 def typed(row: dict) -> dict:
