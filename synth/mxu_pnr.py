@@ -203,7 +203,7 @@ BEFORE = {"pe": "generic", "accumulation": SEQUENTIAL, "mul_dsp": "inferred", "f
           "sync_resets": "inferred", "seed": 1}
 
 
-def _key(r: dict) -> tuple:
+def run_key(r: dict) -> tuple:
     return tuple("" if r.get(k) is None else str(r.get(k)) for k in KEY)
 
 
@@ -223,24 +223,14 @@ def _old_spelling(params: dict) -> dict:
                                                              else v) for k, v in params.items()}
 
 
-def cached(cache: Path) -> list[dict]:
-    """The newest cached run of every ``KEY``."""
-    newest = {}
-    for p in sorted(cache.glob("*_mxu_*.json"), key=lambda p: p.stat().st_mtime):
-        r = _renamed(json.loads(p.read_text()))
-        if "accumulation" not in r and "_colw" in p.name:
-            continue        # a column array cached before the column was recorded: not sequential
-        r = {**BEFORE, "clock_mhz": TARGET_MHZ[r["arch"]], **r}
-        newest[_key(r)] = r
-    return [newest[k] for k in sorted(newest)]
-
-
 def write_csv(rows: list[dict], path: Path) -> None:
-    """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (``BEFORE`` fills the columns
-    older rows lack)."""
+    """Merge ``rows`` into the CSV at ``path`` by ``KEY`` (``BEFORE`` and the part's default
+    clock fill the columns older rows lack)."""
     def filled(r):
-        return {**BEFORE, **{k: v for k, v in _renamed(r).items() if v not in ("", None) or k not in BEFORE}}
-    merge_csv(path, rows, COLUMNS, _key, normalise=filled)
+        r = _renamed(r)
+        before = {**BEFORE, "clock_mhz": TARGET_MHZ[r["arch"]]}
+        return {**before, **{k: v for k, v in r.items() if v not in ("", None) or k not in before}}
+    merge_csv(path, rows, COLUMNS, run_key, normalise=filled)
 
 
 def _parser() -> Parser:
@@ -337,7 +327,7 @@ def main(argv=None) -> int:
                       + (", no inferred sync resets" if args.no_sync_resets else "") + "): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
-            write_csv(cached(args.cache), args.csv)
+            write_csv([r], args.csv)
             bar.update()
     return 1 if failed else 0
 

@@ -6,8 +6,10 @@ docs/synth.csv (``--published``; ``--tables`` picks them) and gives each row its
 configuration now), *stale* (another design now) or *unrecorded* (measured before identities
 were recorded). It prints the counts, every row that is not current and, per configuration,
 the command that re-measures it; ``--remeasure`` runs those commands, one at a time (each
-merges into build/results/; publish as the command's help says). The first check of a large
-array generates its Verilog (seconds each; cached under build/).
+merges into build/results/; publish as the command's help says). ``--archive`` moves the
+array rows that are not current from mxu-pnr.csv into mxu-pnr-earlier.csv beside it: history,
+read by nothing that quotes a figure, and no longer generated on every check. The first check
+of a large array generates its Verilog (seconds each; cached under build/).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from golden.tools.cli import Parser, build_dir, command, progress, read_csv
+from golden.tools.cli import Parser, build_dir, command, csv_text, merge_csv, progress, read_csv, write_text
 from hdl.designs import CURRENT, STALE, UNRECORDED, status
 from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
@@ -25,6 +27,8 @@ from hdl.units import UNITS, module_name
 from .sweep.cache import row_status as sweep_status
 from .sweep.configs import module as sweep_module
 from .sweep.configs import configuration_of
+from .mxu_pnr import COLUMNS as ARRAY_COLUMNS
+from .mxu_pnr import run_key
 from .timing import ROOT, component
 
 __all__ = ["TABLES", "timing_status", "sweep_status", "main"]
@@ -36,6 +40,10 @@ PUBLISH = {"timing": "python -m synth.timing --cached-only --docs docs",
            "mxu-pnr": "the arrays' commands again with --csv docs/mxu-pnr.csv (from their cache)",
            "synth": "the sweep's commands again with --cached-only --csv docs/synth.csv"}
 
+#: Where ``--archive`` moves mxu-pnr.csv's rows that are not current (beside it). Only the
+#: arrays are archived: every timing.csv row feeds the delay model's fit, and a sweep's
+#: re-measurement replaces its row.
+EARLIER = "mxu-pnr-earlier.csv"
 #: An array row's seeds are re-measured together; these columns name its configuration.
 ARRAY_CONFIG = ("arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram",
                 "source", "floorplan", "keep", "sync_resets", "clock_mhz")
@@ -97,14 +105,17 @@ def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:
 def _parser() -> Parser:
     parser = Parser(prog="python -m synth.stale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--published", type=Path, default=ROOT / "docs",
-                        help="the folder whose timing.csv, mxu-pnr.csv and synth.csv are checked (read, never "
-                             "written; default docs)")
+                        help="the folder whose timing.csv, mxu-pnr.csv and synth.csv are checked (read; "
+                             "written only by --archive; default docs)")
     parser.add_argument("--tables", default=None,
                         help=f"some of {', '.join(TABLES)} (synth: the area sweep), comma-separated (default: "
                              "each whose CSV --published holds)")
     parser.add_argument("--remeasure", action="store_true",
                         help="run the commands that re-measure every row that is not current (place and route and "
                              "the area sweep: hours for large arrays)")
+    parser.add_argument("--archive", action="store_true",
+                        help=f"move mxu-pnr.csv's rows that are not current into {EARLIER} beside it (merged by "
+                             "key; needs the mxu-pnr table)")
     return parser
 
 
@@ -112,11 +123,12 @@ def _show(config: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in config.items())
 
 
-def _check(table: str, rows: list[dict]) -> list[list[list[str]]]:
+def _check(table: str, rows: list[dict]) -> tuple[list[list[list[str]]], list[dict]]:
     """Print each row of ``table`` that is not current and the counts of each status; return
-    the commands that re-measure those rows (each a list of steps)."""
+    the commands that re-measure those rows (each a list of steps) and the rows."""
     counts = {CURRENT: 0, STALE: 0, UNRECORDED: 0}
     commands: list[list[list[str]]] = []
+    earlier: list[dict] = []
     array_seeds: dict[tuple, list[dict]] = {}
     swept: list[dict] = []
     judge = {"timing": timing_status, "mxu-pnr": array_status, "synth": sweep_status}[table]
@@ -127,6 +139,7 @@ def _check(table: str, rows: list[dict]) -> list[list[list[str]]]:
             bar.update()
             if verdict == CURRENT:
                 continue
+            earlier.append(row)
             if table == "timing":
                 bar.write(f"{verdict:<10} {row['arch']} {row['module']} ({row['kind']}): {row['fmax_mhz']} MHz")
                 commands.append([_timing_command(row)])
@@ -148,7 +161,17 @@ def _check(table: str, rows: list[dict]) -> list[list[list[str]]]:
     commands += _sweep_commands(swept)
     print(f"{table}.csv: {counts[CURRENT]} current, {counts[STALE]} stale, {counts[UNRECORDED]} unrecorded "
           f"of {len(rows)} rows")
-    return commands
+    return commands, earlier
+
+
+def archive(published: Path, rows: list[dict]) -> None:
+    """Move ``rows`` from ``published``'s mxu-pnr.csv into ``EARLIER`` (written first: a
+    failure leaves a row in both, never in neither)."""
+    moved = {run_key(r) for r in rows}
+    merge_csv(published / EARLIER, rows, ARRAY_COLUMNS, run_key)
+    kept = [r for r in read_csv(published / "mxu-pnr.csv") if run_key(r) not in moved]
+    write_text(published / "mxu-pnr.csv", csv_text(kept, ARRAY_COLUMNS))
+    print(f"moved {len(rows)} rows of mxu-pnr.csv into {published / EARLIER}")
 
 
 @command("python -m synth.stale")
@@ -163,10 +186,14 @@ def main(argv=None) -> int:
     for table in tables:
         if not (args.published / f"{table}.csv").exists():
             parser.error(f"--published {args.published}: no {table}.csv there")
+    if args.archive and "mxu-pnr" not in tables:
+        parser.error(f"--archive moves mxu-pnr.csv's rows: --tables {args.tables} leaves it out")
     commands: list[list[list[str]]] = []
     remeasured = []
     for table in tables:
-        found = _check(table, read_csv(args.published / f"{table}.csv"))
+        found, earlier = _check(table, read_csv(args.published / f"{table}.csv"))
+        if args.archive and table == "mxu-pnr" and earlier:
+            archive(args.published, earlier)
         commands += found
         if found:
             remeasured.append(table)

@@ -3,7 +3,7 @@
 compare DIR``.
 
 A refactoring of hdl/ that claims "no bit changes" is checked with it: the designs are every
-configuration of docs/mxu-pnr.csv and docs/timing.csv (so their published figures stay the
+configuration of docs/mxu-pnr.csv (and its earlier designs') and docs/timing.csv (so their published figures stay the
 designs' figures), the configurations the tests build (sim/configs.py), and a matrix over
 the column sum's datapaths (anchors, normalisation points, sticky, fp8 and bf16 inputs,
 pipeline depths, the MXU's optional parts).
@@ -11,12 +11,11 @@ pipeline depths, the MXU's optional parts).
 
 from __future__ import annotations
 
-import csv
 import filecmp
 import sys
 from pathlib import Path
 
-from golden.tools.cli import Parser, command, progress
+from golden.tools.cli import Parser, command, progress, read_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,9 +43,10 @@ def _matrix() -> list[dict]:
 
 
 def _published_arrays() -> list[dict]:
-    """docs/mxu-pnr.csv's distinct designs as ``hdl.build mxu`` parameters."""
+    """docs/mxu-pnr.csv's and mxu-pnr-earlier.csv's distinct designs as ``hdl.build mxu``
+    parameters."""
     seen, designs = set(), []
-    for r in csv.DictReader((ROOT / "docs" / "mxu-pnr.csv").open()):
+    for r in read_csv(ROOT / "docs" / "mxu-pnr.csv") + read_csv(ROOT / "docs" / "mxu-pnr-earlier.csv"):
         design = dict(rows=int(r["rows"]), cols=int(r["cols"]), mul_stages=int(r["mul_stages"]),
                       add_stages=int(r["add_stages"]), fused_pe=r["pe"] == "fused", accumulation=r["accumulation"],
                       mul_dsp=r["mul_dsp"], fifo_ram=r["fifo_ram"])

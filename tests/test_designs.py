@@ -102,7 +102,8 @@ def test_a_units_figure_counts_only_for_its_current_design(tmp_path):
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 def test_stale_lists_every_row_that_is_not_current(tmp_path):
     """``synth.stale`` counts current, stale and unrecorded rows of both tables and prints the
-    command that re-measures each configuration that is not current."""
+    command that re-measures each configuration that is not current; ``--archive`` moves the
+    array rows that are not current into mxu-pnr-earlier.csv."""
     from synth.timing import component
     unit, module = component("add", 7)
     now = unit_identity(module, lambda: unit)
@@ -114,8 +115,9 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
                                     {**ARRAY, "seed": "3", "design": ""}])
     with (ROOT / "docs" / "synth.csv").open() as published:          # an area row (bare 3x3) of another design
         _csv(tmp_path / "synth.csv", [{**next(csv.DictReader(published)), "design": "2" * 16}])
-    proc = subprocess.run([sys.executable, "-m", "synth.stale", "--published", str(tmp_path)], capture_output=True,
-                          text=True, cwd=ROOT)
+    stale = lambda *args: subprocess.run([sys.executable, "-m", "synth.stale", "--published", str(tmp_path), *args],  # noqa: E731
+                                         capture_output=True, text=True, cwd=ROOT)
+    proc = stale("--archive")
     assert proc.returncode == 0, proc.stderr
     assert "synth.csv: 0 current, 1 stale, 0 unrecorded of 1 rows" in proc.stdout
     assert "synth.sweep --modules sigmul_3x3" in proc.stdout
@@ -123,6 +125,13 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     assert "mxu-pnr.csv: 1 current, 1 stale, 1 unrecorded of 3 rows" in proc.stdout
     assert "--only add:7" in proc.stdout and "--seeds 2,3" in proc.stdout
     assert f"{STALE:<10} ecp5 {module}" in proc.stderr + proc.stdout
+    seeds = lambda name: [r["seed"] for r in csv.DictReader((tmp_path / name).open())]      # noqa: E731
+    assert seeds("mxu-pnr.csv") == ["1"] and seeds("mxu-pnr-earlier.csv") == ["2", "3"]
+    again = stale("--tables", "mxu-pnr", "--archive")                  # nothing left to move
+    assert "mxu-pnr.csv: 1 current, 0 stale, 0 unrecorded of 1 rows" in again.stdout and "moved" not in again.stdout
+    assert seeds("mxu-pnr.csv") == ["1"] and seeds("mxu-pnr-earlier.csv") == ["2", "3"]
+    refused = stale("--tables", "timing", "--archive")
+    assert refused.returncode == 2 and "--archive moves mxu-pnr.csv's rows" in refused.stderr
     bad = subprocess.run([sys.executable, "-m", "synth.stale", "--tables", "area"], capture_output=True, text=True,
                          cwd=ROOT)
     assert bad.returncode == 2 and "--tables area: unknown table 'area'" in bad.stderr
