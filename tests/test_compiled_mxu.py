@@ -153,7 +153,11 @@ GROUPED = dict(rows=5, cols=2, mul_stages=1, add_stages=1, accumulation="column:
 GROUPED_BOUND = dict(rows=5, cols=2, mul_stages=3, add_stages=2, accumulation="column:w=18,g=2,anchor=bound")
 
 
-@pytest.mark.parametrize("params", [COLUMN, BOUND, ECP5_DSP, EXACT, pytest.param(EXACT_ECP5, marks=pytest.mark.thorough),
+# By default the exact anchor and the bound anchor on ECP5 DSPs (tests/test_hdl_mxu.py runs
+# the running and bound anchors' regressions).
+@pytest.mark.parametrize("params", [pytest.param(COLUMN, marks=pytest.mark.thorough),
+                                    pytest.param(BOUND, marks=pytest.mark.thorough), ECP5_DSP, EXACT,
+                                    pytest.param(EXACT_ECP5, marks=pytest.mark.thorough),
                                     pytest.param(GROUPED, marks=pytest.mark.thorough),
                                     pytest.param(GROUPED_BOUND, marks=pytest.mark.thorough)],
                          ids=["running", "bound", "bound-ecp5", "exact", "exact-ecp5", "points", "points-bound"])

@@ -265,7 +265,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.compiled.matmul --m 256 --k 256 --n 256 --workers 2": Entry(SLOW),
     "python -m sim.formal UNIT": Entry(SYNOPSIS),
     "python -m sim.formal add --stages 3": Entry(FAST),
-    "python -m sim.formal pe": Entry(FAST),
+    "python -m sim.formal pe": Entry(SLOW),                 # 10 s; its proof: tests/test_fused_pe.py
     "python -m sim.experiments.mxu_waves": Entry(SLOW),       # runs as written with --out docs, below
     "python -m sim.experiments.mxu_waves --out build/waves": Entry(SLOW),     # likewise
     "python -m hdl.board --rows 2 --cols 2": Entry(
@@ -288,8 +288,8 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
     "python -m synth.tables --check": Entry(SLOW),
     "python -m synth.tables --publish": Entry(SLOW, writes=("README.md", "docs/*.md")),
-    "python -m synth.area_breakdown": Entry(FAST),
-    "python -m synth.area_breakdown --out build/area.csv": Entry(FAST),
+    "python -m synth.area_breakdown": Entry(SLOW),           # 5 s of Yosys; tests/test_synth.py runs it
+    "python -m synth.area_breakdown --out build/area.csv": Entry(SLOW),
     "python -m synth.stall_cone": Entry(SLOW, check=_SMALL_STALL_CONE),  # 13 s
     "python -m synth.stall_cone --rows 8 --cols 8 --mul-stages 1 --add-stages 1": Entry(
         SLOW, check=_SMALL_STALL_CONE),

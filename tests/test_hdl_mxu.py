@@ -36,6 +36,10 @@ LARGE = [dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, o
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]
 
+#: Only with ``--thorough``: a deeper fused element (beside the generic one at m9a2) and the
+#: 4x4 (the output rounders and accumulators run in the smaller ones too).
+THOROUGH = [SIZES[5], SIZES[6]]
+
 #: Icarus is much slower on the larger arrays: it runs the small ones (``--every-simulator``),
 #: by default one of each accumulator.
 ICARUS_DEFAULT = [SIZES[0], SIZES[8]]
@@ -50,7 +54,8 @@ def pytest_generate_tests(metafunc):
         return
     small = [p for p in SIZES if p["rows"] * p["cols"] <= 6]
     icarus = small if metafunc.config.getoption("--every-simulator") else ICARUS_DEFAULT
-    runs = [("verilator", p) for p in SIZES] + [("icarus", p) for p in icarus]
+    runs = [("verilator", p) if p not in THOROUGH else pytest.param("verilator", p, marks=pytest.mark.thorough)
+            for p in SIZES] + [("icarus", p) for p in icarus]
     runs += [("verilator", p) for p in SCALED] if metafunc.config.arith_scale > 1 else []
     runs += [pytest.param("verilator", p, marks=pytest.mark.regress_large) for p in LARGE]
     metafunc.parametrize("simulator, params", runs, ids=_id)

@@ -22,6 +22,7 @@ def _lowest_bit_ignored(text):
     return text.replace(RAND, ".\\rand ({value[31:17], 1'b0})")
 
 
+@pytest.mark.thorough          # six compiled SR units; the mutant below samples the check
 def test_sr_dot_on_rtl_equals_golden():
     rtl, golden, roundings = sr_dot_rtl(n_max=1000, trials=2, points=3, seed=4)
     assert roundings == 6 * 2 * 2 * 2 * 1000
