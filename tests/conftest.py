@@ -1,8 +1,6 @@
 """Shared fixtures. ``--scale N`` (or ``ARITH_SCALE=N``) multiplies every random vector count."""
 
-import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,12 +91,9 @@ def rng(request) -> np.random.Generator:
 
 # Longest tests first: with -n 2, a long simulator build or synthesis that starts last
 # leaves one core idle until it ends. Each run records every test's duration in pytest's
-# cache (build/pytest-cache); the next run starts with the longest (a fresh clone: by
-# tests/durations.json). Tests are independent, so the order changes no result.
+# cache (build/pytest-cache); the next run starts with the longest (a fresh clone keeps
+# the collection order). Tests are independent, so the order changes no result.
 _DURATIONS_KEY = "tpu-arith/durations"
-#: The tests of 2 s or more as one run measured them, so that a first run (a fresh clone, as
-#: CI's) starts its longest tests first too; this machine's own durations replace them.
-_SHIPPED_DURATIONS = json.loads((Path(__file__).parent / "durations.json").read_text())
 
 
 def pytest_collection_modifyitems(config, items):
@@ -113,8 +108,9 @@ def pytest_collection_modifyitems(config, items):
                 config.hook.pytest_deselected(items=large)
                 items[:] = [item for item in items if not item.get_closest_marker(marker)]
     cache = getattr(config, "cache", None)       # absent under -p no:cacheprovider
-    durations = {**_SHIPPED_DURATIONS, **(cache.get(_DURATIONS_KEY, {}) if cache else {})}
-    items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))
+    durations = cache.get(_DURATIONS_KEY, {}) if cache else {}
+    if durations:
+        items.sort(key=lambda item: -durations.get(item.nodeid, 0.0))
 
 
 def pytest_runtest_logreport(report):
