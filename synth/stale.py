@@ -104,9 +104,9 @@ def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:
 
 def _parser() -> Parser:
     parser = Parser(prog="python -m synth.stale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--published", type=Path, default=ROOT / "docs",
+    parser.add_argument("--published", type=Path, default=None,
                         help="the folder whose timing.csv, mxu-pnr.csv and synth.csv are checked (read; "
-                             "written only by --archive; default docs)")
+                             "written only by --archive, which asks for it by name; default docs)")
     parser.add_argument("--tables", default=None,
                         help=f"some of {', '.join(TABLES)} (synth: the area sweep), comma-separated (default: "
                              "each whose CSV --published holds)")
@@ -178,6 +178,9 @@ def archive(published: Path, rows: list[dict]) -> None:
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.archive and args.published is None:
+        parser.error("--archive writes into the folder it checks: name it, e.g. --published docs")
+    args.published = ROOT / "docs" if args.published is None else args.published
     tables = (args.tables.split(",") if args.tables is not None else
               [t for t in TABLES if (args.published / f"{t}.csv").exists()] or list(TABLES))
     bad = [t for t in tables if t not in TABLES]

@@ -132,6 +132,8 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     assert seeds("mxu-pnr.csv") == ["1"] and seeds("mxu-pnr-earlier.csv") == ["2", "3"]
     refused = stale("--tables", "timing", "--archive")
     assert refused.returncode == 2 and "--archive moves mxu-pnr.csv's rows" in refused.stderr
+    unnamed = subprocess.run([sys.executable, "-m", "synth.stale", "--archive"], capture_output=True, text=True, cwd=ROOT)
+    assert unnamed.returncode == 2 and "name it, e.g. --published docs" in unnamed.stderr
     bad = subprocess.run([sys.executable, "-m", "synth.stale", "--tables", "area"], capture_output=True, text=True,
                          cwd=ROOT)
     assert bad.returncode == 2 and "--tables area: unknown table 'area'" in bad.stderr

@@ -282,7 +282,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ecp5 --only pe_fused:4x6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.stale": Entry(SLOW),                       # generates every recorded design
     "python -m synth.stale --tables mxu-pnr": Entry(SLOW),
-    "python -m synth.stale --tables mxu-pnr --archive": Entry(SLOW, writes=("docs/mxu-pnr*.csv",)),
+    "python -m synth.stale --tables mxu-pnr --archive --published docs": Entry(SLOW, writes=("docs/mxu-pnr*.csv",)),
     "python -m synth.stale --tables synth": Entry(SLOW),     # generates each recorded design: 35 s CPU for all
     "python -m synth.stale --tables synth --remeasure": Entry(SLOW),    # the area sweep of every row not current
     "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
