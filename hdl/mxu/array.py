@@ -1,6 +1,7 @@
 """``MXU``: a ``rows x cols`` weight-stationary systolic matrix unit: the array of processing
 elements with its entry, skew and de-skew (datasheet: docs/mxu.md; options: config.py; ports:
-streams.py; control and output side: control.py, output.py; how a column sums: accumulation/).
+streams.py; components: the ``TileController`` (control.py) and the ``OutputStage``
+(output.py); how a column sums: accumulation/).
 
 Streams (valid/ready): ``w``, a weight tile's row per transfer into the shadow buffer; ``x``,
 a row of X (``data``, ``swap``: the complete shadow tile becomes active from this row on,
@@ -16,14 +17,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ..adder import FPAdder
-from .control import controller, credits, row_tags
+from .control import TileController, write_layout
 from .element import ProcessingElement
-from .output import output
+from .output import OutputStage, tag_layout
 from .plan import MXUPlan
 from .streams import axi_streams, ports, streams
 
@@ -47,15 +48,76 @@ class MXU(MXUPlan, wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        w_in, x_in, y_out = axi_streams(m, self, self._streams) if self.axi_stream else (
+            wiring.flipped(self.w), wiring.flipped(self.x), wiring.flipped(self.y))
+        m.submodules.controller = control = self.tile_controller()
+        m.submodules.output = out = self.output_stage()
+        wiring.connect(m, w_in, control.w)
+        wiring.connect(m, x_in, control.x)
+        wiring.connect(m, out.y, y_out)
+        m.d.comb += [control.returned.eq(out.returned), out.flags_clear.eq(self.flags_clear),
+                     self.flags.eq(out.flags)]
+        if self.rand_bits is not None:
+            m.d.comb += [out.seed.eq(self.seed), out.seed_load.eq(self.seed_load)]
+        w_writes = self._weight_writes(m, control.w_write)
+        tile = self.column.tile_state(m, w_writes, list(control.w_row))
+        psums, col_flags = self._array(m, list(control.x_row), control.x_sel, w_writes, tile)
+        m.d.comb += [out.psums.eq(Cat(*psums)), out.col_flags.eq(Cat(*col_flags)),
+                     out.tag.eq(self._row_tags(m, x_in, control.take))]
         # The control state, for formal harnesses (sim.formal.stream_mxu) to state invariants over.
-        self.internals = SimpleNamespace()
-        w_in, x_in, y_out = axi_streams(m, self, self._streams) if self.axi_stream else (self.w, self.x, self.y)
-        out_fifo, take, free_next = credits(self, m, x_in, y_out)
-        x_row, x_sel, w_writes, tile = controller(self, m, w_in, x_in, take, free_next)
-        psums, col_flags = self._array(m, x_row, x_sel, w_writes, tile)
-        tag = row_tags(self, m, x_in, take)
-        output(self, m, out_fifo, y_out, psums, col_flags, tag, platform)
+        self.internals = SimpleNamespace(
+            fifo=out.fifo, returned=out.returned, w_writes=w_writes, pes=self._pes,
+            **{name: getattr(control, name) for name in (
+                "free", "returned_late", "credit", "swap_open", "active", "started", "shadow_full", "load_row",
+                "drain", "w_open", "wload_open")})
+        if platform == "formal" and self.acc_depth:
+            self.internals.acc_rows = out.accumulator_rows(m)
         return m
+
+    def tile_controller(self) -> TileController:
+        """The array's tile controller, unelaborated."""
+        return TileController(plan=self, streams=self._streams)
+
+    def output_stage(self) -> OutputStage:
+        """The array's output stage, unelaborated."""
+        return OutputStage(plan=self, y=self._streams["y"], accumulator_adder=self.accumulator_adder)
+
+    def _weight_writes(self, m, entry):
+        """The weight writes as they travel down each column: ``writes[k][j]``, the
+        registered write (``we``, tile ``row``, buffer ``buf``, ``data``) at PE ``(k, j)``,
+        which stores it when ``row == k``; ``entry[j]``: the controller's write into column ``j``.
+
+        A ``w`` row accepted in cycle ``T`` is at row ``k`` in cycle ``T + 1 + k`` and lands
+        at its end, so every PE's write enable comes from a register beside it, not from one
+        net that reaches every weight register from the controller (such a net spans the
+        array, and its delay grows with the array's size). A swap row is accepted from the
+        cycle after the tile's last ``w`` row on (``shadow_full``) and reaches row ``k``
+        through the entry register ``1 + k * psum_latency >= 1 + k`` cycles later, when that
+        row's write has landed.
+        """
+        layout = write_layout(self.rows, self.in_fmt)
+        writes = []
+        for k in range(self.rows):
+            stage = []
+            for j in range(self.cols):
+                reg = Signal(layout, name=f"wload{k}_{j}")
+                m.d.sync += reg.eq(writes[k - 1][j] if k else entry[j])
+                stage.append(reg)
+            writes.append(stage)
+        return writes
+
+    def _row_tags(self, m, x_in, take):
+        """The accepted row's tag (``tag_layout``), delayed the array's latency."""
+        tag = Signal(tag_layout(self))
+        m.d.comb += tag.valid.eq(take)
+        if self.acc_depth:
+            m.d.comb += [tag.addr.eq(x_in.payload.addr), tag.first.eq(x_in.payload.first),
+                         tag.last.eq(x_in.payload.last)]
+        for d in range(self.array_latency):
+            r = Signal(tag_layout(self), name=f"tag_{d}")
+            m.d.sync += r.eq(tag)
+            tag = r
+        return tag
 
     def _array(self, m, x_row, x_sel, w_writes, tile):
         """The processing elements with their entry, skew and de-skew registers, and the
@@ -63,7 +125,7 @@ class MXU(MXUPlan, wiring.Component):
         cycle. Returns each column's sum and flags as they leave, aligned."""
         k_rows, n_cols, column = self.rows, self.cols, self.column
         pes = [[self._processing_element(m, k, j) for j in range(n_cols)] for k in range(k_rows)]
-        self.internals.pes = pes
+        self._pes = pes
         for k in range(k_rows):
             # Entry and skew: row k's activation waits 1 + anchor_wait + row_skew(k) cycles,
             # with its buffer tag. The entry register (row 0 too) lets the array start from

@@ -13,6 +13,8 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.float import CLASSES_LAYOUT
 from hdl.mxu import MXU
+from hdl.mxu.control import TileController
+from hdl.mxu.output import OutputStage
 from hdl.mxu.element import ProcessingElement
 from hdl.mxu.accumulation.window import window_layout
 
@@ -132,6 +134,38 @@ class _DroppingAdder(_TagUnit):
         return m
 
 
+class _MutantController(TileController):
+    """The tile controller with the ``credit``, ``swap`` or ``drain`` mutant planted."""
+
+    def __init__(self, *, mutant: str, **kwargs):
+        super().__init__(**kwargs)
+        self.mutant = mutant
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        swap = self.x.payload.swap | ~self.started
+        if self.mutant == "credit":
+            m.d.comb += self.x.ready.eq(self.shadow_full | ~swap)
+        elif self.mutant == "swap":
+            m.d.comb += self.x.ready.eq(self.free != 0)
+        elif self.mutant == "drain":
+            w_take = self.w.valid & self.w.ready
+            full_next = ~(self.x.valid & self.x.ready & swap) & (
+                self.shadow_full | (w_take & (self.load_row == self.plan.rows - 1)))
+            m.d.sync += [self.w_open.eq(~full_next), self.wload_open.eq(~full_next)]
+        return m
+
+
+class _ClearingOutput(OutputStage):
+    """The output stage with the ``clear`` mutant planted."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.flags_clear):
+            m.d.sync += [f.eq(0) for f in self.flags]
+        return m
+
+
 class _MutantMXU(TagMXU):
     def __init__(self, *, mutant: str, **kwargs):
         super().__init__(**kwargs)
@@ -146,23 +180,15 @@ class _MutantMXU(TagMXU):
             return super().accumulator_adder()
         return _DroppingAdder(self.acc_fmt.width, self.acc_fmt.width, 0, flags=True, name="tag_acc")
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        st = self.internals
-        swap = self.x.payload.swap | ~st.started
-        if self.mutant == "credit":
-            m.d.comb += self.x.ready.eq(st.shadow_full | ~swap)
-        elif self.mutant == "swap":
-            m.d.comb += self.x.ready.eq(st.free != 0)
-        elif self.mutant == "drain":
-            w_take = self.w.valid & self.w.ready
-            full_next = ~(self.x.valid & self.x.ready & swap) & (
-                st.shadow_full | (w_take & (st.load_row == self.rows - 1)))
-            m.d.sync += [st.w_open.eq(~full_next), st.wload_open.eq(~full_next)]
-        elif self.mutant == "clear":
-            with m.If(self.flags_clear):
-                m.d.sync += [f.eq(0) for f in self.flags]
-        return m
+    def tile_controller(self):
+        if self.mutant not in ("credit", "swap", "drain"):
+            return super().tile_controller()
+        return _MutantController(mutant=self.mutant, plan=self, streams=self._streams)
+
+    def output_stage(self):
+        if self.mutant != "clear":
+            return super().output_stage()
+        return _ClearingOutput(plan=self, y=self._streams["y"], accumulator_adder=self.accumulator_adder)
 
 
 class MXUHarness(wiring.Component):

@@ -4,28 +4,14 @@ largest ``x`` exponent plus the tile column's largest ``w`` exponent (golden.col
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Mux, Signal, signed
 from amaranth.lib.wiring import In, Out
 
-
-from ...pipeline import delayed, select
-from ...rounder import signed_width
+from ...pipeline import delayed
 from .bound_adder import BoundWindowAdder, LateBoundWindowAdder
-from .window import exponent_field
+from .bound_windows import BoundWindows
 from .windowed import WindowAccumulation, WindowColumn
 
 __all__ = ["BoundAnchor", "BoundColumn"]
-
-
-def _anchor_offset(column) -> int:
-    """What the bound anchor adds to the two exponent fields: ``1 + acc bias - 2 * in bias``."""
-    return 1 + column.acc_fmt.bias - 2 * column.in_fmt.bias
-
-
-def _bound_shape(column):
-    """A tile column's largest exponent field plus the anchor's offset (signed)."""
-    offset = _anchor_offset(column)
-    return signed(signed_width(offset, column.in_fmt.exp_max_field + offset))
 
 
 class BoundAnchor(WindowAccumulation):
@@ -79,79 +65,19 @@ class BoundColumn(WindowColumn):
         """Nothing: the top window comes from the anchor (``join_top``)."""
 
     def tile_state(self, m, w_writes, w_row):
-        """Per weight buffer and column, the largest exponent field of the tile's column
-        (``exponent_field``), kept while the tile is loaded into the shadow buffer:
-        ``bounds[buf][j]``.
+        """The ``BoundWindows`` unit, fed the weight rows as the tile loads (``w_writes[0]``:
+        row 0's write registers)."""
+        m.submodules.bound_windows = windows = BoundWindows(plan=self)
+        m.d.comb += [*(windows.w_write[j].eq(write) for j, write in enumerate(w_writes[0])),
+                     *(windows.w_row[j].eq(value) for j, value in enumerate(w_row))]
+        return windows
 
-        Each column's maximum follows its first weight-write register (``w_writes[0][j]``,
-        the row's write a cycle after it is accepted) with the row's exponent field
-        registered beside it, so the compare starts at flip-flops by the column rather than
-        at the ``w`` port, whose route to each column leaves no room for a compare in the
-        same cycle. The bound then lands when the row's weights land in PE row 0, before a
-        swap row can read it there."""
-        # Registers one bit narrower than the anchor's offset sum (their upper bits zero):
-        # that sum is then one bit wider than its operand, which Verilator's -Wall accepts
-        # (column_anchors); synthesis drops the constant bits.
-        width = _bound_shape(self).width - 1
-        bounds = [[Signal(width, name=f"tile_bound{b}_{j}") for j in range(self.cols)] for b in (0, 1)]
-        for j, (write, value) in enumerate(zip(w_writes[0], w_row)):
-            e = Signal(width, name=f"w_exp{j}")
-            m.d.sync += e.eq(exponent_field(self.in_fmt, value))
-            for b in (0, 1):
-                with m.If(write.we & (write.buf == b)):     # buffer b is the shadow
-                    m.d.sync += bounds[b][j].eq(Mux((write.row == 0) | (e > bounds[b][j]), e, bounds[b][j]))
-        return bounds
-
-    def tops(self, m, x_row, x_sel, pes, tile_bounds):
-        """With a bound anchor, each column's window at the top of the array: ``exp`` is
-        the anchor of golden.column's ``bound``: the row's largest exponent field plus the
-        tile column's (``tile_bounds``, read when the row reaches the column, as its weights
-        are), minus twice the input bias, plus one and ``acc_fmt``'s bias, clipped. The window
-        arrives with the element's product, ``mul_stages`` cycles after ``x`` enters.
-
-        The row's maximum is a tree over ``x_row`` as it is accepted (before the entry
-        register, a cycle ahead of the elements), a register after each compare level (two
-        levels in one cycle are longer than the element's slowest path): the levels beyond
-        the multiplier's stages are ``anchor_wait``. Every column has a register of its own
-        after the tree's root: the root sits by the rows, a column's anchor by its first
-        element, and the route between them, across the array, takes a cycle of its own
-        (with the anchor's sum, offset and clamp after it, one cycle is too short). The
-        offset joins the tile's bound long before the row's maximum arrives: one add after
-        the root. Returns one psum input per column."""
-        fi, fa = self.in_fmt, self.acc_fmt
-        level = [Signal(fi.exp_bits, name=f"row_exp{k}") for k in range(self.rows)]
-        m.d.comb += [e.eq(exponent_field(fi, x)) for e, x in zip(level, x_row)]
-        anchored = max(self.mul_stages, 1) - 1      # cycles after x enters to the anchor's add
-        for d in range(1, self.row_max_levels + 1):
-            level = [Mux(a > b, a, b) for a, b in zip(level[0::2], level[1::2])] + level[len(level) & ~1:]
-            regs = [Signal(fi.exp_bits, name=f"row_max{d}_{i}") for i in range(len(level))]
-            m.d.sync += [r.eq(v) for r, v in zip(regs, level)]
-            level = regs
-        row_max = level[0]
-        offset = _anchor_offset(self)
-        anchors = []
-        for j in range(self.cols):
-            field = Mux(pes[0][j].sel_in, tile_bounds[1][j], tile_bounds[0][j])
-            bound = Signal(_bound_shape(self), name=f"col_bound{j}")
-            # A negative offset as the subtraction of its magnitude: an unsigned operand plus a
-            # signed constant would be two bits wider than the operand.
-            m.d.comb += bound.eq(field + offset if offset >= 0 else field - -offset)
-            bound = delayed(m, bound, anchored, f"col_bound{j}_")
-            # row_max is levels - anchor_wait - 1 cycles behind the entry: delay it to column j's add.
-            row_max_j = delayed(m, row_max, j + anchored + self.anchor_wait + 1 - self.row_max_levels,
-                                f"row_bound{j}_")
-            raw = Signal(signed(signed_width(offset, 2 * fi.exp_max_field + offset)), name=f"anchor_raw{j}")
-            m.d.comb += raw.eq(row_max_j + bound)
-            top = fa.exp_max_field - 1
-            anchor = select(raw[-1], 0, select(raw > top, Const(top, fa.exp_bits), raw[:fa.exp_bits]))
-            window = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}")
-            m.d.comb += window.exp.eq(anchor)
-            if self.mul_stages:
-                r = Signal(pes[0][j].psum_in.shape(), name=f"top_window{j}_r")
-                m.d.sync += r.eq(window)
-                window = r
-            anchors.append(window)
-        return anchors
+    def tops(self, m, x_row, x_sel, pes, windows):
+        """Each column's window from the ``BoundWindows`` unit (``tile_state``), which takes
+        the accepted row and each column's buffer tag at its first element."""
+        m.d.comb += [*(windows.x[k].eq(x) for k, x in enumerate(x_row)),
+                     *(windows.sel[j].eq(pes[0][j].sel_in) for j in range(self.cols))]
+        return list(windows.windows)
 
     def join_top(self, m, column, top):
         if self.accumulation.late_sum:
