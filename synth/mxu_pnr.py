@@ -33,7 +33,7 @@ from hdl.target import mxu_identity, mxu_row_config
 from hdl.units import UNITS, emit
 from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
 
-from .pnr import TARGET_MHZ, VerilogUnit
+from .pnr import TARGET_MHZ, VerilogDesign, VerilogUnit
 from hdl.toolchain import tool_versions
 
 from .timing import HARDWARE, ROOT, _locked, harness_ffs
@@ -58,10 +58,11 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
 
 
 def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None):
-    """The unit to place (the MXU component, or ``VerilogUnit`` of its ``hdl.build`` files),
-    its parameters and the Yosys scripts before and after synthesis."""
+    """What to place (the MXU component, or the ``VerilogDesign`` of its ``hdl.build``
+    files, a ``VerilogUnit`` only when placed), its parameters and the Yosys scripts before
+    and after synthesis."""
     if manifest is not None:
-        unit = VerilogUnit(manifest)
+        unit = VerilogDesign.read(manifest)
         params, name, out = unit.parameters, unit.module, manifest.parent
     else:
         rows, cols, mul_stages, add_stages = size
@@ -74,7 +75,7 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
         out = work / "verilog"
         out.mkdir(parents=True, exist_ok=True)
         v_path, j_path = emit(UNITS["mxu"], component, values, out)
-        unit, name = VerilogUnit(j_path), v_path.stem
+        unit, name = VerilogDesign.read(j_path), v_path.stem
     scripts = script_paths(params["rows"], params["cols"], name, out)
     if floorplan == "dsp" and len(scripts) < 2:
         raise ValueError(f"{name}: no {name}_lfe5u85f.ys beside it (python -m hdl.build mxu writes it)")
@@ -146,6 +147,8 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     # The design's identity (hdl.designs): the Verilog placed, or what hdl.build writes for
     # the array whose Amaranth netlist was placed.
     result["design"] = identity(unit.verilog) if source == "verilog" else mxu_identity(mxu_row_config(result))
+    if isinstance(unit, VerilogDesign):
+        unit = VerilogUnit(unit)
     try:
         with _locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,

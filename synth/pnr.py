@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.build import Clock
@@ -33,7 +34,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.toolchain import announce_first_runs, check_synthesis_log, parse_details, parse_report, tool_env, tool_versions
 
-__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogUnit", "board", "explain_verdict",
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FmaxHarness", "VerilogDesign", "VerilogUnit", "board", "explain_verdict",
            "place_and_route"]
 
 #: Architecture -> (amaranth-boards module, platform class, nextpnr tool).
@@ -104,18 +105,35 @@ class FmaxHarness(wiring.Component):
         return m
 
 
-class VerilogUnit(wiring.Component):
-    """A module as ``python -m hdl.build`` wrote it (``NAME.v`` beside its manifest
-    ``NAME.json``), for ``FmaxHarness``: one port per manifest port in the manifest's order
-    (``clk``/``rst`` from the ``sync`` domain) wired to an ``Instance`` of the module, whose
-    Verilog joins the platform's files unchanged."""
+@dataclass(frozen=True)
+class VerilogDesign:
+    """What ``python -m hdl.build`` wrote for a module: ``NAME.v`` and the facts of its
+    manifest ``NAME.json`` (``read``), without hardware: a cached result needs no more."""
 
-    def __init__(self, manifest: Path):
+    module: str
+    parameters: dict
+    latency: int
+    verilog: str
+    ports: tuple
+
+    @classmethod
+    def read(cls, manifest: Path) -> "VerilogDesign":
         facts = json.loads(Path(manifest).read_text())
-        self.module, self.parameters, self.latency = facts["module"], facts["parameters"], facts["latency"]
-        self.verilog = Path(manifest).with_suffix(".v").read_text()
-        self.domain_ports = [p["name"] for p in facts["ports"] if p["name"] in ("clk", "rst")]
-        self.data_ports = [p for p in facts["ports"] if p["name"] not in ("clk", "rst")]
+        return cls(facts["module"], facts["parameters"], facts["latency"],
+                   Path(manifest).with_suffix(".v").read_text(), tuple(facts["ports"]))
+
+
+class VerilogUnit(wiring.Component):
+    """A module as ``python -m hdl.build`` wrote it (``VerilogDesign``), for ``FmaxHarness``:
+    one port per manifest port in the manifest's order (``clk``/``rst`` from the ``sync``
+    domain) wired to an ``Instance`` of the module, whose Verilog joins the platform's files
+    unchanged."""
+
+    def __init__(self, design: VerilogDesign):
+        self.module, self.parameters, self.latency = design.module, design.parameters, design.latency
+        self.verilog = design.verilog
+        self.domain_ports = [p["name"] for p in design.ports if p["name"] in ("clk", "rst")]
+        self.data_ports = [p for p in design.ports if p["name"] not in ("clk", "rst")]
         super().__init__({p["name"]: (In if p["direction"] == "input" else Out)(p["width"])
                           for p in self.data_ports})
 

@@ -463,16 +463,16 @@ def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
     from hdl.units import UNITS, emit
     from hdl.floorplan import KEEP
     from synth.mxu_pnr import _design
-    from synth.pnr import VerilogUnit
+    from synth.pnr import VerilogDesign, VerilogUnit
 
     component, values = UNITS["mxu"].build(rows=2, cols=3, mul_stages=1, add_stages=1)
     v_path, j_path = emit(UNITS["mxu"], component, values, tmp_path)
     assert sorted(p.name for p in tmp_path.glob("*.ys")) == [f"{v_path.stem}_keep.ys", f"{v_path.stem}_lfe5u85f.ys"]
     unit, params, keep, script = _design(None, "verilog", "dsp", tmp_path / "work", j_path)
-    assert isinstance(unit, VerilogUnit) and unit.module == v_path.stem and unit.latency == component.latency
+    assert isinstance(unit, VerilogDesign) and unit.module == v_path.stem and unit.latency == component.latency
     assert (params["rows"], params["cols"]) == (2, 3) and KEEP in keep
     assert script.count("setattr -set BEL") == 6 and script == (tmp_path / f"{v_path.stem}_lfe5u85f.ys").read_text()
-    assert [n for n in unit.signature.members][:3] == ["w__payload", "w__valid", "w__ready"]
+    assert [n for n in VerilogUnit(unit).signature.members][:3] == ["w__payload", "w__valid", "w__ready"]
 
 
 def test_y_drivers_names_what_feeds_the_harness_y_registers(tmp_path):
