@@ -7,9 +7,9 @@ part such as ``NAME_pe``, or an ECP5 primitive): each instance's ports become th
 (``expose -evert``), so both sides must instantiate the same parts under the same names,
 and each part is compared as a Verilog module of its own (byte for byte, as the build
 writes it). Memories become flip-flops. Nets are matched by name; a gate net that is not
-the gold's is matched by its name without its leading instance names (``output.fifo.x``
-to ``fifo.x``: a part moved into a component), and Amaranth's numbered temporaries are not
-matched. ``equiv_simple`` and ``equiv_induct`` then prove every matched net equal in
+the gold's is matched by its name without its leading instance name (``output.fifo.x``
+to ``fifo.x``: a part moved into a component), and Amaranth's numbered names (``$12``,
+``flags$3``) are not matched. ``equiv_simple`` and ``equiv_induct`` then prove every matched net equal in
 every reachable state; the command exits 1 naming the nets it could not prove.
 """
 
@@ -26,9 +26,9 @@ from golden.tools.cli import Parser, build_dir, command
 
 from hdl.toolchain import yosys_command
 
-__all__ = ["modules", "parts", "matched", "prove"]
+__all__ = ["modules", "parts", "renames", "matched", "prove"]
 
-_MODULE = re.compile(r"^module\s+(\\?\S+?)\s*\(", re.M)
+_MODULE = re.compile(r"^module\s+(\\?[^\s(#;]+)", re.M)
 
 
 def modules(text: str) -> dict:
@@ -44,22 +44,31 @@ def parts(text: str, top: str) -> dict:
     return {name: body for name, body in modules(text).items() if name != top and not name.startswith(top + ".")}
 
 
-def matched(gold: dict, gate: dict) -> tuple[dict, dict]:
-    """Both sides' nets (a Yosys JSON module's ``netnames``), Amaranth's numbered temporaries
-    (``$12``) left out, the gate's renamed to the gold's they match: a gate net that is not
-    the gold's, inside an instance the gold does not have (a new component), is matched by its
-    name without that instance's (``output.fifo.head`` to ``fifo.head``)."""
-    def named(nets):
-        return {n: v for n, v in nets.items() if not any(p.lstrip("\\").startswith("$") for p in n.split("."))}
-    gold_nets, gate_nets = named(gold), named(gate)
-    scopes = {n.split(".")[0] for n in gold_nets if "." in n}
-    moved = {}                      # gold name -> the gate nets that would take it
-    for name in gate_nets:
+def _named(nets: dict) -> dict:
+    """``nets`` without Amaranth's numbered names (``$12``, ``flags_in$140``: numbered in
+    elaboration order, so the same name means different nets on the two sides)."""
+    return {n: v for n, v in nets.items() if "$" not in n}
+
+
+def renames(gold: set, gate: set) -> dict:
+    """Gate names -> the gold names they match: a gate name that is not the gold's, inside an
+    instance the gold does not have (a new component), matches its name without that
+    instance's (``output.fifo.head`` to ``fifo.head``), where no other gate name would."""
+    scopes = {n.split(".")[0] for n in gold if "." in n}
+    moved = {}                      # gold name -> the gate names that would take it
+    for name in gate:
         scope, _, rest = name.partition(".")
-        if rest and name not in gold_nets and scope not in scopes and rest in gold_nets and rest not in gate_nets:
+        if rest and name not in gold and scope not in scopes and rest in gold and rest not in gate:
             moved.setdefault(rest, []).append(name)
-    renamed = {names[0]: rest for rest, names in moved.items() if len(names) == 1}   # unambiguous only
-    return gold_nets, {renamed.get(name, name): net for name, net in gate_nets.items()}
+    return {names[0]: rest for rest, names in moved.items() if len(names) == 1}
+
+
+def matched(gold: dict, gate: dict) -> tuple[dict, dict]:
+    """Both sides' nets (a Yosys JSON module's ``netnames``) without numbered names
+    (``_named``), the gate's renamed to the gold's they match (``renames``)."""
+    gold, gate = _named(gold), _named(gate)
+    names = renames(set(gold), set(gate))
+    return gold, {names.get(n, n): v for n, v in gate.items()}
 
 
 def _prep(verilog: Path, cut: list[str], shared: set, primitives: list[Path], out: Path) -> dict:
@@ -70,8 +79,21 @@ def _prep(verilog: Path, cut: list[str], shared: set, primitives: list[Path], ou
               *(f"blackbox {c}" for c in cut if c in shared), f"hierarchy -top {top}",
               "proc", "flatten", "memory -nomap", "memory_map",
               *(f"expose -evert t:{c}" for c in cut), "opt_clean", f"write_json {out}"]
-    subprocess.run([*yosys_command(), "-q", "-p", "; ".join(script)], check=True, stdout=subprocess.DEVNULL)
+    _yosys(script, out.parent)
     return json.loads(out.read_text())
+
+
+class YosysStopped(RuntimeError):
+    """Yosys stopped with an error (the designs could not be compared)."""
+
+
+def _yosys(script: list[str], cwd: Path) -> str:
+    """Run Yosys on ``script`` in ``cwd``; its log, or ``YosysStopped`` with its ERROR line."""
+    done = subprocess.run([*yosys_command(), "-p", "; ".join(script)], cwd=cwd, capture_output=True, text=True)
+    if done.returncode:
+        errors = [line.strip() for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+        raise YosysStopped(errors[-1] if errors else f"yosys exited with status {done.returncode}")
+    return done.stdout
 
 
 def prove(gold: Path, gate: Path, primitives: list[Path] = (), seq: int = 5) -> dict:
@@ -91,7 +113,7 @@ def prove(gold: Path, gate: Path, primitives: list[Path] = (), seq: int = 5) -> 
     folder = build_dir("equivalence")
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        work = Path(tmp)
+        work = Path(tmp).resolve()
         # Copies inside the build folder: the YoWASP tools cannot see every host path (/tmp).
         models = []
         for i, model in enumerate(primitives):
@@ -103,13 +125,15 @@ def prove(gold: Path, gate: Path, primitives: list[Path] = (), seq: int = 5) -> 
             (work / side / path.name).write_text(path.read_text())
             sides.append(_prep(work / side / path.name, cut, set(gold_parts), models, work / f"{side}.json"))
         gold_mod, gate_mod = (side["modules"][top] for side in sides)
+        # Ports too: the instances cut out became ports named after them.
+        names = renames(set(_named(gold_mod["netnames"])), set(_named(gate_mod["netnames"])))
+        gate_mod["ports"] = {names.get(n, n): port for n, port in gate_mod["ports"].items()}
         gold_mod["netnames"], gate_mod["netnames"] = matched(gold_mod["netnames"], gate_mod["netnames"])
         for side, mod, doc in (("gold", gold_mod, sides[0]), ("gate", gate_mod, sides[1])):
             (work / f"{side}_top.json").write_text(json.dumps({"creator": doc["creator"], "modules": {side: mod}}))
         script = ["read_json gold_top.json", "read_json gate_top.json", "equiv_make gold gate equiv",
                   "hierarchy -top equiv", "equiv_struct", f"equiv_simple -seq {seq}", f"equiv_induct -seq {seq}", "equiv_status"]
-        log = subprocess.run([*yosys_command(), "-p", "; ".join(script)], cwd=work, check=True,
-                             capture_output=True, text=True).stdout
+        log = _yosys(script, work)
     status = log[log.rindex("Executing EQUIV_STATUS"):]
     found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
     unproven = [n.lstrip("\\") for n in re.findall(r"Unproven \$equiv \S+ (\S+)_gold ", status)]
@@ -131,7 +155,11 @@ def main(argv=None) -> int:
     for flag, path in (("gold", args.gold), ("gate", args.gate), *(("--primitives", p) for p in args.primitives)):
         if not path.is_file():
             raise ValueError(f"{flag}: no file {path}")
-    result = prove(args.gold, args.gate, args.primitives, args.seq)
+    try:
+        result = prove(args.gold, args.gate, args.primitives, args.seq)
+    except YosysStopped as error:
+        print(f"python -m synth.equivalence: FAILED: Yosys stopped: {error}", file=sys.stderr)
+        return 1
     print(json.dumps(result))
     if result["unproven"] or not result["proven"]:
         print(f"{result['module']}: {len(result['unproven'])} nets not proved equal", file=sys.stderr)
