@@ -9,8 +9,9 @@ and each part is compared as a Verilog module of its own (byte for byte, as the 
 writes it). Memories become flip-flops. Nets are matched by name; a gate net that is not
 the gold's is matched by its name without its leading instance name (``output.fifo.x``
 to ``fifo.x``: a part moved into a component), and Amaranth's numbered names (``$12``,
-``flags$3``) are not matched. ``equiv_simple`` and ``equiv_induct`` then prove every matched net equal in
-every reachable state; the command exits 1 naming the nets it could not prove.
+``flags$3``) are not matched. ``equiv_struct``, ``equiv_simple`` and ``equiv_induct`` then
+prove every matched net equal in every reachable state; the command exits 1 naming the nets
+it could not prove.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from golden.tools.cli import Parser, build_dir, command
 
 from hdl.toolchain import yosys_command
 
-__all__ = ["modules", "parts", "renames", "matched", "prove"]
+__all__ = ["modules", "parts", "renames", "prove"]
 
 _MODULE = re.compile(r"^module\s+(\\?[^\s(#;]+)", re.M)
 
@@ -61,14 +62,6 @@ def renames(gold: set, gate: set) -> dict:
         if rest and name not in gold and scope not in scopes and rest in gold and rest not in gate:
             moved.setdefault(rest, []).append(name)
     return {names[0]: rest for rest, names in moved.items() if len(names) == 1}
-
-
-def matched(gold: dict, gate: dict) -> tuple[dict, dict]:
-    """Both sides' nets (a Yosys JSON module's ``netnames``) without numbered names
-    (``_named``), the gate's renamed to the gold's they match (``renames``)."""
-    gold, gate = _named(gold), _named(gate)
-    names = renames(set(gold), set(gate))
-    return gold, {names.get(n, n): v for n, v in gate.items()}
 
 
 def _prep(verilog: Path, cut: list[str], shared: set, primitives: list[Path], out: Path) -> dict:
@@ -125,20 +118,22 @@ def prove(gold: Path, gate: Path, primitives: list[Path] = (), seq: int = 5) -> 
             (work / side / path.name).write_text(path.read_text())
             sides.append(_prep(work / side / path.name, cut, set(gold_parts), models, work / f"{side}.json"))
         gold_mod, gate_mod = (side["modules"][top] for side in sides)
+        gold_mod["netnames"], gate_nets = _named(gold_mod["netnames"]), _named(gate_mod["netnames"])
+        names = renames(set(gold_mod["netnames"]), set(gate_nets))
+        gate_mod["netnames"] = {names.get(n, n): net for n, net in gate_nets.items()}
         # Ports too: the instances cut out became ports named after them.
-        names = renames(set(_named(gold_mod["netnames"])), set(_named(gate_mod["netnames"])))
         gate_mod["ports"] = {names.get(n, n): port for n, port in gate_mod["ports"].items()}
-        gold_mod["netnames"], gate_mod["netnames"] = matched(gold_mod["netnames"], gate_mod["netnames"])
         for side, mod, doc in (("gold", gold_mod, sides[0]), ("gate", gate_mod, sides[1])):
             (work / f"{side}_top.json").write_text(json.dumps({"creator": doc["creator"], "modules": {side: mod}}))
         script = ["read_json gold_top.json", "read_json gate_top.json", "equiv_make gold gate equiv",
-                  "hierarchy -top equiv", "equiv_struct", f"equiv_simple -seq {seq}", f"equiv_induct -seq {seq}", "equiv_status"]
+                  "hierarchy -top equiv", "equiv_struct", f"equiv_simple -seq {seq}", f"equiv_induct -seq {seq}",
+                  "equiv_status"]
         log = _yosys(script, work)
     status = log[log.rindex("Executing EQUIV_STATUS"):]
     found = re.search(r"Of those cells (\d+) are proven and (\d+) are unproven", status)
     unproven = [n.lstrip("\\") for n in re.findall(r"Unproven \$equiv \S+ (\S+)_gold ", status)]
-    return {"module": top, "shared": sorted(n for n in gold_parts if "." not in n), "proven": int(found.group(1)) if found else 0,
-            "unproven": unproven}
+    return {"module": top, "shared": sorted(n for n in gold_parts if "." not in n),
+            "proven": int(found.group(1)) if found else 0, "unproven": unproven}
 
 
 @command("python -m synth.equivalence")
@@ -147,7 +142,8 @@ def main(argv=None) -> int:
     parser.add_argument("gold", type=Path, help="the design before (a file python -m hdl.build wrote)")
     parser.add_argument("gate", type=Path, help="the same configuration after")
     parser.add_argument("--primitives", type=Path, nargs="*", default=[],
-                        help="Verilog models of the primitives the files instantiate, their ports only read (default: the *_sim.v beside GOLD)")
+                        help="Verilog models of the primitives the files instantiate, their ports only read "
+                             "(default: the *_sim.v beside GOLD)")
     parser.add_argument("--seq", type=int, default=5, help="cycles of the induction, 1..50 (default 5)")
     args = parser.parse_args(argv)
     if not 1 <= args.seq <= 50:

@@ -257,6 +257,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m sim.compiled.exhaustive UNIT": Entry(SYNOPSIS),
     "python -m tests.snapshot write DIR": Entry(SYNOPSIS),
     "python -m tests.snapshot compare DIR": Entry(SYNOPSIS),
+    "python -m synth.equivalence": Entry(SYNOPSIS),
     "python -m synth.equivalence OLD.v NEW.v": Entry(SYNOPSIS),
     "python -m sim.compiled.exhaustive mul --out-fmt bf16 --rounding rne --no-situations": Entry(SLOW),
     "python -m sim.compiled.bench": Entry(SLOW),
