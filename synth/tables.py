@@ -179,10 +179,11 @@ def _block(lines: list) -> str:
     return "\n".join(lines) + "\n" if lines else NO_CURRENT
 
 
-def tables(docs: Path) -> dict[str, str]:
-    """Every table's text, by name, from the CSVs in ``docs``."""
+def tables(docs: Path, unit_status=timing_status) -> dict[str, str]:
+    """Every table's text, by name, from the CSVs in ``docs``; ``unit_status(row)`` gives a
+    docs/timing.csv row's status (``synth.stale.timing_status``, generating each row's design)."""
     units = [r for r in csv_rows(docs / "timing.csv")
-             if timing_status({**r, "stages": _stages(r["stages"])}) == CURRENT]
+             if unit_status({**r, "stages": _stages(r["stages"])}) == CURRENT]
     for r in units:
         r.update(lut=int(r["lut"]), ff=int(r["ff"]))
     return {"arrays": _arrays(docs, short=False), "arrays-short": _arrays(docs, short=True),

@@ -50,6 +50,7 @@ def test_mode2_bias_is_visible_and_matches_theory():
     assert all(abs(r["z_zero"]) > 3 for r in rows if r["fraction"] != 0.5)
 
 
+@pytest.mark.thorough          # the bias check's mutant; test_sr_dot_check_catches_a_broken_unit plants it by default
 def test_mode1_check_catches_the_lowest_random_bit_ignored():
     rows = bias("sr", verilog=_lowest_bit_ignored)
     assert rows[0]["mean_error_ulp"] == -2.0 ** -16          # f = 2^-16 never rounds up

@@ -17,7 +17,6 @@ from pathlib import Path
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from amaranth.hdl import ValueCastable
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 from golden import coverage
@@ -156,6 +155,7 @@ class _AmaranthPorts:
     sample = edge
 
     def _port(self, name):
+        from amaranth.hdl import ValueCastable       # here: a cocotb run need not import Amaranth (0.4 s)
         port = getattr(self.dut, name)
         return port.as_value() if isinstance(port, ValueCastable) else port
 
