@@ -36,9 +36,10 @@ LARGE = [dict(rows=8, cols=8, mul_stages=1, add_stages=1, convert_inputs=True, o
 #: Only under ``--scale`` above 1 (nightly-style runs): the 16x16 array takes minutes to build.
 SCALED = [dict(rows=16, cols=16, add_stages=1, out_rounding="sr", acc_depth=32)]
 
-#: Only with ``--thorough``: a deeper fused element (beside the generic one at m9a2) and the
-#: 4x4 (the output rounders and accumulators run in the smaller ones too).
-THOROUGH = [SIZES[5], SIZES[6]]
+#: On Verilator only with ``--thorough``: a deeper fused element (beside the generic one at
+#: m9a2), the 4x4 (the output rounders and accumulators run in the smaller ones too) and the
+#: fp8 column array (Icarus runs it by default; the compiled path the ECP5 FIFO on Verilator).
+THOROUGH = [SIZES[5], SIZES[6], SIZES[8]]
 
 #: Icarus is much slower on the larger arrays: it runs the small ones (``--every-simulator``),
 #: by default one of each accumulator.

@@ -292,7 +292,7 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
     assert ffs == harness_ffs(unit, scramble) + 12 - 12 * merged
 
 
-@pytest.mark.parametrize("name", ["wload0_{j}", "skew1_{j}_sel"])
+@pytest.mark.parametrize("name", ["wload0_{j}", pytest.param("skew1_{j}_sel", marks=pytest.mark.thorough)])
 def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     """``hdl.floorplan.KEEP`` selects each PE's weight-path and buffer-tag registers, and
     ``keep`` on a flip-flop cell stops Yosys merging it with an identical one (the columns'
