@@ -731,6 +731,16 @@ def test_the_timing_design_count_the_docs_state_is_the_plans():
     assert f"({n} ECP5 designs," in (ROOT / "docs" / "commands.md").read_text()
 
 
+#: docs/'s Markdown at most: reference pages state what is now, one history page keeps how
+#: it was reached (measurements' superseded figures belong in their CSVs' history).
+DOCS_MARKDOWN_BYTES = 200_000
+
+
+def test_the_docs_stay_within_their_size():
+    size = sum(len(page.read_bytes()) for page in (ROOT / "docs").glob("*.md"))
+    assert size <= DOCS_MARKDOWN_BYTES, f"docs/*.md hold {size:,} bytes, more than {DOCS_MARKDOWN_BYTES:,}"
+
+
 #: A doc's list of the five flag bits: ``0 inexact, 1 underflow, ...``, each name optionally
 #: followed by a parenthesis.
 _FLAG_LIST = re.compile(r"\b0 ([\w-]+)" + "".join(rf"(?: \([^)]*\))?, {bit} ([\w-]+)" for bit in range(1, 5)))

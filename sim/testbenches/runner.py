@@ -60,8 +60,8 @@ def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
         flags += ["VM_PARALLEL_BUILDS=0"]
     if runtime is not None:
         flags += ["VK_GLOBAL_OBJS=", f"USER_LDLIBS={runtime}"]
-        header = runtime.parent / PCH_HEADER
-        if header.with_suffix(".h.gch").exists():
+        header = runtime.with_name(PCH_HEADER)
+        if _precompiled(header).exists():
             # GCC uses the .gch beside the header where the flags match, else reads the header.
             flags += [f"USER_CPPFLAGS=-include{header}"]
     user = os.environ.get("MAKEFLAGS", "")
@@ -78,6 +78,11 @@ RUNTIME_OBJECTS = ("verilated.o", "verilated_dpi.o", "verilated_vpi.o", "verilat
 #: a small model's remaining compile (verilated.h alone 0.9 of 1.0 CPU seconds at -O0, in
 #: each of the model's two C++ files: the design's and cocotb's ``main``).
 PCH_HEADER = "verilated_pch.h"
+
+
+def _precompiled(header: Path) -> Path:
+    """Where GCC looks for ``header`` precompiled."""
+    return header.with_name(header.name + ".gch")
 
 
 def _runtime_object(optimize: bool) -> Path:
@@ -107,7 +112,7 @@ def _precompile_headers(build_dir: Path, header: Path, makeflags: str) -> None:
     model's build in ``build_dir`` under ``makeflags`` (a PCH is used only where they match)."""
     with open(header.parent / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if header.with_name(header.name + ".gch").exists():
+        if _precompiled(header).exists():
             return
         shown = subprocess.run(["make", "-s", "-C", str(build_dir), "-f", "Vtop.mk", "debug-make"],
                                capture_output=True, text=True, check=True,
@@ -118,7 +123,7 @@ def _precompile_headers(build_dir: Path, header: Path, makeflags: str) -> None:
         subprocess.run(["c++", *flags["OPT_FAST"].split(), *(f for f in flags["CPPFLAGS"].split() if f != "-MMD"),
                         "-x", "c++-header", str(header), "-o", str(partial)], cwd=build_dir, check=True,
                        capture_output=True)
-        partial.rename(header.with_name(header.name + ".gch"))
+        partial.rename(_precompiled(header))
 
 
 def available(simulator: str) -> str | None:
@@ -199,7 +204,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
             os.environ["MAKEFLAGS"] = saved
     if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
         _keep_runtime(build_dir, runtime)
-    if runtime is not None and not runtime.with_name(PCH_HEADER + ".gch").exists():
+    if runtime is not None and not _precompiled(runtime.with_name(PCH_HEADER)).exists():
         _precompile_headers(build_dir, runtime.with_name(PCH_HEADER), _make_flags(optimize))
     results = build_dir / "results.xml"
     for stale in (results, build_dir / "summary.json"):
