@@ -376,8 +376,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m hdl.build UNIT --target-mhz F [--arch ecp5|ice40]": Entry(SYNOPSIS),
     "python -m synth.timing --arch ecp5,ice40 --lock build/heavy.lock": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
-    "python -m synth.timing --arch ecp5 --only mul_exact,mul_rne,pe": Entry(SLOW),
-    "python -m synth.timing --arch ice40": Entry(SLOW),
     "python -m synth.timing --fit-only": Entry(FAST),
     "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
