@@ -153,7 +153,7 @@ def _area(docs: Path) -> dict[str, str]:
             if (r["module"] in shown if r["group"] in ("b", "c") else r["group"] == "a" and int(r["man"]) in AREA_WIDTHS)
             and sweep_status(r) == CURRENT]
     named = {r["module"]: r for r in rows if r["group"] in ("b", "c")}
-    widths = [r for r in rows if r["group"] == "a" and r["man"] in AREA_WIDTHS]
+    widths = [r for r in rows if r["group"] == "a"]
     units = [named[m] for m in AREA_UNITS if m in named]
     elements = [named[m] for m in AREA_ELEMENTS if m in named]
     fp8 = [named[m] for m in AREA_FP8 if m in named]
