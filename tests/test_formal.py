@@ -70,13 +70,25 @@ def test_timeout_is_reported():
     (["mxu", "--rows", "0"], "rows must be in 1..256, not 0"),
     (["add"], "required: --stages"),
 ])
-def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message):
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")     # a harness refused mid-build
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message, capsys):
+    """In this process (an exception other than the one-line exit fails the test)."""
+    from sim.formal.cli import main
     report_path = tmp_path / "kept.json"
     report_path.write_text("{}\n")
-    proc = _cli(*args, "--report", str(report_path)) if len(args) > 1 else _cli(*args)
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    with pytest.raises(SystemExit) as exit:
+        main([*args, "--report", str(report_path)] if len(args) > 1 else args)
+    err = capsys.readouterr().err
+    assert exit.value.code == 2
+    assert err.count("\n") == 1 and message in err, err
     assert report_path.read_text() == "{}\n"
+
+
+def test_a_refused_command_prints_one_line(tmp_path):
+    """As a command: a harness refused mid-build leaves no warning on the terminal."""
+    proc = _cli("mxu", "--rows", "0", "--report", str(tmp_path / "r.json"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "r.json").exists()
 
 
 @pytest.mark.parametrize("input_delay", [0, 1])
