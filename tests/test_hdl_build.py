@@ -30,6 +30,7 @@ def _cli(*args, cwd):
 
 
 def test_default_build_writes_every_unit(tmp_path):
+    """``python -m hdl.build`` as the docs show it (tests/test_docs.py runs its help)."""
     proc = _cli(cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     names = {"fpmul_bf16_fp32_rne_s0", "fpadd_fp32_rne_s0", "fpround_fp32_bf16_sr16_s0_rng", "xorshift32_x1",
@@ -40,6 +41,7 @@ def test_default_build_writes_every_unit(tmp_path):
     assert {p.stem for p in out.glob("*.json")} == names
     assert {p.stem for p in out.glob("*.vlt")} == names
     assert all(f"build/verilog/{n}.v" in proc.stdout for n in names)
+    assert [p.name for p in tmp_path.iterdir()] == ["build"]         # nothing written outside build/
 
 
 def test_subcommand_flags_name_and_manifest(tmp_path):

@@ -171,18 +171,24 @@ def test_a_netlist_yosys_mis_mapped_is_refused():
         check_synthesis_log("ok\n" + line + "\n")
 
 
-def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
-    """Run Yosys on ``rtlil`` (``before`` synthesis commands, then ``after``'s
-    selection counted) in ``work``; the count."""
+def _yosys_counts(work, rtlil: str, *steps: tuple[str, str]) -> list[int]:
+    """One Yosys run on ``rtlil`` in ``work``: for each ``(commands, selection)`` of
+    ``steps`` in turn, the commands, then the selection counted; the counts."""
     import subprocess
 
     from hdl.toolchain import yosys_command
 
     work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
     (work / "top.il").write_text(rtlil)
-    (work / "count.ys").write_text(f"read_rtlil top.il\n{before}\ntee -q -o count.txt select -count {after}\n")
+    (work / "count.ys").write_text("read_rtlil top.il\n" + "".join(
+        f"{commands}\ntee -q -o count{i}.txt select -count {selection}\n" for i, (commands, selection) in enumerate(steps)))
     subprocess.run([*yosys_command(), "-q", "count.ys"], cwd=work, check=True)
-    return int((work / "count.txt").read_text().split()[0])
+    return [int((work / f"count{i}.txt").read_text().split()[0]) for i in range(len(steps))]
+
+
+def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
+    """``before`` synthesis commands, then ``after``'s selection counted (``_yosys_counts``)."""
+    return _yosys_counts(work, rtlil, (before, after))[0]
 
 
 def test_no_sync_resets_flow_keeps_zeroing_off_the_lsr_pins():
@@ -312,10 +318,10 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
     rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
     # 2x3, no stages: a weight-path register per PE and the writes' copy of w.ready; tags:
     # one per PE, an entry register per row and row 1's skew register.
-    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:wload* %ci1 %i") == 2 * 3 + 1
-    assert _yosys_count(work, rtlil, KEEP, "t:$dff a:keep %i w:*sel* %ci1 %i") == 2 * 3 + 2 + 1
-    # w.ready and the writes' copy stay two registers through Yosys's merging.
-    assert _yosys_count(work, rtlil, KEEP + "\nopt", "t:$dff w:w__ready w:wload_open %u %ci1 %i") == 2
+    # Then w.ready and the writes' copy stay two registers through Yosys's merging.
+    assert _yosys_counts(work, rtlil, (KEEP, "t:$dff a:keep %i w:wload* %ci1 %i"),
+                         ("", "t:$dff a:keep %i w:*sel* %ci1 %i"),
+                         ("opt", "t:$dff w:w__ready w:wload_open %u %ci1 %i")) == [2 * 3 + 1, 2 * 3 + 2 + 1, 2]
 
     class Copies(wiring.Component):
         a: In(4)
@@ -347,8 +353,8 @@ def test_fifo_ram_picks_the_memory_synthesis_maps(ram, bram, outreg):
 
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", f"fifo-{ram}")
     text = rtlil.convert(OutputFIFO(width=72, depth=64, ram=ram), name="top")
-    blocks, lutram, registered = (_yosys_count(work, text, "synth_ecp5 -top top", cells)
-                                  for cells in ("t:DP16KD", "t:TRELLIS_DPR16X4", "t:DP16KD r:REGMODE_A=OUTREG %i r:REGMODE_B=OUTREG %i"))
+    blocks, lutram, registered = _yosys_counts(work, text, ("synth_ecp5 -top top", "t:DP16KD"), ("", "t:TRELLIS_DPR16X4"),
+                                               ("", "t:DP16KD r:REGMODE_A=OUTREG %i r:REGMODE_B=OUTREG %i"))
     assert (blocks > 0, lutram > 18, registered) == (bram, not bram, 2 if outreg else 0), (blocks, lutram, registered)
 
 
