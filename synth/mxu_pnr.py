@@ -103,20 +103,22 @@ def y_drivers(netlist: Path) -> str:
 
 def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, clock_mhz: float,
         floorplan: str = "none", seed: int | None = None, source: str = "verilog",
-        manifest: Path | None = None, sync_resets: bool = True) -> dict:
+        manifest: Path | None = None, sync_resets: bool = True, keep_apart: bool = True) -> dict:
     """One place and route of the MXU ``size`` (or of the ``hdl.build`` files of ``manifest``)
     on ``arch``'s board with its clock constrained to ``clock_mhz``, its multipliers pinned by
     ``floorplan`` (``dsp`` or ``none``), built from ``source`` (``verilog`` or ``rtlil``);
     ``sync_resets=False``: synthesised without inferred synchronous resets
-    (``pnr.NO_SYNC_RESETS``); cached by design, scripts, constraint, source and tool versions."""
+    (``pnr.NO_SYNC_RESETS``); ``keep_apart=False``: without ``hdl.floorplan.KEEP``
+    (``NAME_keep.ys``); cached by design, scripts, constraint, source and tool versions."""
     from .pnr import SEED, place_and_route
 
     seed = SEED if seed is None else seed
     name = (f"{arch}_" + (manifest.stem if manifest else "mxu_{}x{}_m{}a{}".format(*size))
             + f"_c{clock_mhz:g}_{source}" + ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr")
-            + f"_seed{seed}")
+            + ("" if keep_apart else "_nokeep") + f"_seed{seed}")
     work = cache / "work" / name
     unit, params, keep, script = _design(size, source, floorplan, work, manifest)
+    keep = keep if keep_apart else ""
     design = (unit.verilog if source == "verilog" else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/units.py", "hdl/ports.py"]))
     settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, _old_spelling(params)] + \
@@ -261,6 +263,10 @@ def _parser() -> Parser:
     parser.add_argument("--no-sync-resets", action="store_true",
                         help="ecp5: synthesise without the synchronous resets Yosys infers from a register "
                              "fed by a zeroing multiplexer (synth.pnr.NO_SYNC_RESETS; docs/timing-elements.md)")
+    parser.add_argument("--no-keep", action="store_true",
+                        help="without NAME_keep.ys (hdl.floorplan.KEEP): Yosys may merge the columns' identical "
+                             "weight-path and tag registers; with --floorplan none, the Verilog alone through "
+                             "plain synth_ecp5 and nextpnr")
     parser.add_argument("--seeds", default="1", metavar="S,S,...",
                         help="nextpnr seeds, each size placed and routed with each (default 1)")
     return parser
@@ -319,7 +325,8 @@ def main(argv=None) -> int:
         for size, seed in ((size, seed) for size in sizes for seed in seeds):
             try:
                 r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
-                        "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
+                        "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets,
+                        keep_apart=not args.no_keep)
             except FlowFailed as error:
                 failed += 1
                 bar.write(f"{args.arch} {size or manifest.stem} seed {seed}: FAILED ({error}); nothing recorded")
@@ -327,7 +334,8 @@ def main(argv=None) -> int:
                 continue
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
                       f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}"
-                      + (", no inferred sync resets" if args.no_sync_resets else "") + "): "
+                      + (", no inferred sync resets" if args.no_sync_resets else "")
+                      + (", no keep script" if args.no_keep else "") + "): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv([r], args.csv)

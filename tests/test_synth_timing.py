@@ -551,6 +551,28 @@ def test_mxu_pnr_records_only_what_nextpnr_says_does_not_fit(tmp_path, monkeypat
     assert len(list(tmp_path.glob("*.json"))) == 1
 
 
+def test_no_keep_places_without_the_keep_script(tmp_path, monkeypatch):
+    """``--no-keep`` (with ``--floorplan none``: the plain flow) runs no script before
+    synthesis and records ``keep`` none, in a run of its own beside the kept one."""
+    import subprocess
+
+    from hdl.floorplan import KEEP
+    from synth import mxu_pnr, pnr
+
+    scripts = []
+
+    def not_fitting(unit, arch, work, script_after_read, **_):
+        scripts.append(script_after_read)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "top.tim").write_text("ERROR: Unable to place cell 'x', no BELs remaining\n")
+        raise subprocess.CalledProcessError(1, ["sh", "build_top.sh"])
+
+    monkeypatch.setattr(pnr, "place_and_route", not_fitting)
+    kept, plain = (mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0, keep_apart=keep) for keep in (True, False))
+    assert KEEP in scripts[0] and scripts[1] == "" and (kept["keep"], plain["keep"]) == (mxu_pnr.KEPT, "none")
+    assert len(list(tmp_path.glob("*.json"))) == 2 and mxu_pnr.run_key(kept) != mxu_pnr.run_key(plain)
+
+
 def test_a_first_yowasp_run_is_announced_once(tmp_path, monkeypatch, capsys):
     """A tool YoWASP has not compiled on this machine (an empty cache) is announced in one
     line before its first run, once; a cached one is not."""
