@@ -47,9 +47,10 @@ EARLIER = "mxu-pnr-earlier.csv"
 #: An array row's seeds are re-measured together; these columns name its configuration.
 ARRAY_CONFIG = ("arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram",
                 "source", "floorplan", "keep", "sync_resets", "clock_mhz")
-#: The flow every array row can be re-measured in: hdl.build's Verilog with its scripts
-#: (the runs made in other flows are history, whatever their design).
-REMEASURABLE = {"source": "verilog", "harness": "scrambled", "keep": "weight path, tag"}
+#: The flows an array row can be re-measured in: hdl.build's Verilog with its scripts, or
+#: without its keep script (``--no-keep``); the runs made in other flows are history, whatever
+#: their design.
+REMEASURABLE = {"source": ("verilog",), "harness": ("scrambled",), "keep": ("weight path, tag", "none")}
 
 
 def _depth(stages: str) -> tuple[int, int] | int:
@@ -77,7 +78,7 @@ def _timing_command(row: dict) -> list[str]:
 def _array_commands(row: dict, seeds: list[str]) -> list[list[str]] | None:
     """``hdl.build mxu`` of the row's array into build/stale/, then ``synth.mxu_pnr`` of it with
     ``seeds``; None for a row of a flow that is not re-measured (``REMEASURABLE``)."""
-    if any(row.get(k) != v for k, v in REMEASURABLE.items()):
+    if any(row.get(k) not in v for k, v in REMEASURABLE.items()):
         return None
     config = mxu_row_config(row)
     out = build_dir("stale", "verilog")
@@ -87,7 +88,8 @@ def _array_commands(row: dict, seeds: list[str]) -> list[list[str]] | None:
     return [[sys.executable, "-m", "hdl.build", "mxu", *flags, "-o", str(out)],
             [sys.executable, "-m", "synth.mxu_pnr", "--arch", row["arch"], "--verilog", str(out / f"{name}.json"),
              "--floorplan", row["floorplan"], "--clock-mhz", row["clock_mhz"], "--seeds", ",".join(seeds)]
-            + ([] if row["sync_resets"] == "inferred" else ["--no-sync-resets"])]
+            + ([] if row["sync_resets"] == "inferred" else ["--no-sync-resets"])
+            + ([] if row["keep"] != "none" else ["--no-keep"])]
 
 
 def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:

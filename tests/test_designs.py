@@ -139,6 +139,17 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     assert bad.returncode == 2 and "--tables area: unknown table 'area'" in bad.stderr
 
 
+def test_an_array_is_re_measured_in_the_flow_it_was_placed_in():
+    """``synth.stale``'s command for an array row keeps its flow: ``--no-keep`` for a run
+    without the keep script; none for a flow no command runs any more (the weight path alone
+    kept)."""
+    from synth.stale import _array_commands
+    kept, plain = (_array_commands({**ARRAY, "keep": keep, "floorplan": "none"}, ["1"])[1]
+                   for keep in ("weight path, tag", "none"))
+    assert "--no-keep" not in kept and plain == [*kept, "--no-keep"] and "--floorplan" in plain
+    assert _array_commands({**ARRAY, "keep": "weight path"}, ["1"]) is None
+
+
 def _units_shown() -> set[tuple[str, str, str]]:
     """The (part, label, stages) of each row docs/timing.md's units table shows."""
     block = (ROOT / "docs/timing.md").read_text().split("<!-- table: units")[1].split("<!-- end table -->")[0]
