@@ -57,10 +57,10 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None):
+def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None, keep_apart: bool = True):
     """What to place (the MXU component, or the ``VerilogDesign`` of its ``hdl.build``
     files, a ``VerilogUnit`` only when placed), its parameters and the Yosys scripts before
-    and after synthesis."""
+    (none without ``keep_apart``) and after synthesis."""
     if manifest is not None:
         unit = VerilogDesign.read(manifest)
         params, name, out = unit.parameters, unit.module, manifest.parent
@@ -71,7 +71,7 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
                   "fused_pe": component.fused_pe}
         if source == "rtlil":
             plan = mxu_plan(rows, cols) if floorplan == "dsp" else None
-            return component, params, KEEP, yosys_script(plan) if plan else ""
+            return component, params, KEEP if keep_apart else "", yosys_script(plan) if plan else ""
         out = work / "verilog"
         out.mkdir(parents=True, exist_ok=True)
         v_path, j_path = emit(UNITS["mxu"], component, values, out)
@@ -79,7 +79,7 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
     scripts = script_paths(params["rows"], params["cols"], name, out)
     if floorplan == "dsp" and len(scripts) < 2:
         raise ValueError(f"{name}: no {name}_lfe5u85f.ys beside it (python -m hdl.build mxu writes it)")
-    keep = scripts[0].read_text() if scripts[0].exists() else ""
+    keep = scripts[0].read_text() if scripts[0].exists() and keep_apart else ""
     return unit, params, keep, scripts[1].read_text() if floorplan == "dsp" else ""
 
 
@@ -114,11 +114,9 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
 
     seed = SEED if seed is None else seed
     name = (f"{arch}_" + (manifest.stem if manifest else "mxu_{}x{}_m{}a{}".format(*size))
-            + f"_c{clock_mhz:g}_{source}" + ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr")
-            + ("" if keep_apart else "_nokeep") + f"_seed{seed}")
+            + f"_c{clock_mhz:g}_{source}" + _flow_suffix(floorplan, sync_resets, keep_apart) + f"_seed{seed}")
     work = cache / "work" / name
-    unit, params, keep, script = _design(size, source, floorplan, work, manifest)
-    keep = keep if keep_apart else ""
+    unit, params, keep, script = _design(size, source, floorplan, work, manifest, keep_apart)
     design = (unit.verilog if source == "verilog" else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/units.py", "hdl/ports.py"]))
     settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, _old_spelling(params)] + \
@@ -163,6 +161,11 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result
+
+
+def _flow_suffix(floorplan: str, sync_resets: bool, keep_apart: bool) -> str:
+    """A run's name's part for the flow options that are not the default."""
+    return ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr") + ("" if keep_apart else "_nokeep")
 
 
 #: What nextpnr says of a design the part cannot hold (an ERROR line): anything else that
