@@ -394,7 +394,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.mxu_pnr --verilog build/verilog/mxu_12x13_bf16_fp32_m4a3_colw30sx_ecp5dsp_ecp5fifo.json "
     "--seeds 1,2,3": Entry(SLOW, before=_EXACT_12X13),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 4x4:m4a6 --seeds 1,2,3 --no-sync-resets": Entry(SLOW),
-    "python -m synth.mxu_pnr --arch ice40 --sizes 2x2:m3a5": Entry(SLOW),
     # docs/verification.md
     "pip install -e '.[cluster]'": Entry(DOWNLOAD),
     "python -m synth.sweep --scheduler ADDRESS": Entry(SYNOPSIS),
