@@ -84,6 +84,23 @@ def scale(pytestconfig) -> int:
 
 
 @pytest.fixture
+def refused(capsys):
+    """``refused(main, argv)``: a command's ``main`` run in this process must end with status
+    2 and one line on stderr, no traceback; returns that line."""
+    def run(main, argv):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+        out, err = capsys.readouterr()
+        assert status == 2, (argv, out, err)
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+        assert "Traceback" not in err and "error" in err, (argv, err)
+        return err
+    return run
+
+
+@pytest.fixture
 def rng(request) -> np.random.Generator:
     """A generator seeded from the test's name: reproducible, different per test."""
     return np.random.default_rng(list(request.node.nodeid.encode()))

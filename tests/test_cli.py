@@ -98,22 +98,9 @@ def _snapshot(folder):
     return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def _run_bad(main, argv, capsys):
-    """Run ``main(argv)``: it must fail with status 2 and one line on stderr, no traceback."""
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code
-    out, err = capsys.readouterr()
-    assert status == 2, (argv, out, err)
-    assert len(err.strip().splitlines()) == 1, (argv, err)
-    assert "Traceback" not in err and "error" in err, (argv, err)
-    return err
-
-
-def _check_bad(name, argv, capsys, folder):
+def _check_bad(name, argv, refused, folder):
     before = _snapshot(folder)
-    err = _run_bad(MAINS[name], argv, capsys)
+    err = refused(MAINS[name], argv)
     assert _snapshot(folder) == before, f"{name} {argv} touched files"
     return err
 
@@ -173,8 +160,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("name, argv, message", BAD, ids=[f"{n} {' '.join(a)}" for n, a, _ in BAD])
-def test_bad_flags_exit_2_with_one_line(name, argv, message, workdir, capsys):
-    assert message in _check_bad(name, argv, capsys, workdir)
+def test_bad_flags_exit_2_with_one_line(name, argv, message, workdir, refused):
+    assert message in _check_bad(name, argv, refused, workdir)
     assert not (workdir / "build").exists()
 
 
@@ -183,32 +170,32 @@ def test_bad_flags_exit_2_with_one_line(name, argv, message, workdir, capsys):
     ("a_file/out", "is a file, not a folder"),       # inside something that is not a folder
     ("a_file", None),                                 # a file where a folder goes (or the reverse)
 ])
-def test_unusable_output_paths_exit_2(command, flag, path, message, workdir, capsys):
+def test_unusable_output_paths_exit_2(command, flag, path, message, workdir, refused):
     name, *sub = command
     option, kind = flag
     if path == "a_file":
         path = "a_file" if kind == "folder" else "."
         message = "is a file, not a folder" if kind == "folder" else "is a folder, not a file"
-    err = _check_bad(name, [*sub, option, path], capsys, workdir)
+    err = _check_bad(name, [*sub, option, path], refused, workdir)
     assert message in err and option in err
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes into read-only folders")
-def test_read_only_output_folder_exits_2(workdir, capsys):
+def test_read_only_output_folder_exits_2(workdir, refused):
     locked = workdir / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        err = _check_bad("golden.bench", ["--out", str(locked / "x.json")], capsys, workdir)
+        err = _check_bad("golden.bench", ["--out", str(locked / "x.json")], refused, workdir)
     finally:
         locked.chmod(0o700)
     assert "not writable" in err
 
 
-def test_existing_result_is_kept_when_a_flag_is_bad(workdir, capsys):
-    _check_bad("golden.bench", ["--repeat", "0", "--out", "old.json"], capsys, workdir)
+def test_existing_result_is_kept_when_a_flag_is_bad(workdir, refused):
+    _check_bad("golden.bench", ["--repeat", "0", "--out", "old.json"], refused, workdir)
     _check_bad("sim.testbenches.bench", ["--simulators", "icarus", "verilator", "--repeat", "0", "--out", "old.json"],
-               capsys, workdir)
+               refused, workdir)
     assert (workdir / "old.json").read_text() == "old results\n"
 
 
@@ -233,9 +220,9 @@ def _bad_command_lines(draw):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_bad_command_lines())
-def test_any_out_of_range_flag_exits_2_and_writes_nothing(workdir, capsys, command_line):
+def test_any_out_of_range_flag_exits_2_and_writes_nothing(workdir, refused, command_line):
     (name, *sub), argv = command_line
-    _check_bad(name, [*sub, *argv], capsys, workdir)
+    _check_bad(name, [*sub, *argv], refused, workdir)
 
 
 def test_outputs_are_written_whole_with_the_usual_permissions(tmp_path):
@@ -266,8 +253,8 @@ def test_bad_scale_is_a_usage_error(env, args, message):
     assert message in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
 
 
-def test_sim_bench_without_a_simulator_keeps_the_old_results(workdir, capsys, monkeypatch):
+def test_sim_bench_without_a_simulator_keeps_the_old_results(workdir, refused, monkeypatch):
     monkeypatch.setattr(sim.testbenches.bench.runner, "available", lambda simulator: f"{simulator} is not installed")
-    err = _check_bad("sim.testbenches.bench", ["--out", "old.json"], capsys, workdir)
+    err = _check_bad("sim.testbenches.bench", ["--out", "old.json"], refused, workdir)
     assert "verilator is not installed; icarus is not installed" in err
     assert (workdir / "old.json").read_text() == "old results\n"
