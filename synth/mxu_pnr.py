@@ -33,10 +33,11 @@ from hdl.target import mxu_identity, mxu_row_config
 from hdl.units import UNITS, emit
 from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
 
+from . import ROOT
 from .pnr import TARGET_MHZ, VerilogDesign, VerilogUnit
 from hdl.toolchain import tool_versions
 
-from .timing import HARDWARE, ROOT, _locked, harness_ffs
+from .timing.runs import HARDWARE, harness_ffs, locked
 
 __all__ = ["parse_size", "run", "main"]
 
@@ -150,7 +151,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     if isinstance(unit, VerilogDesign):
         unit = VerilogUnit(unit)
     try:
-        with _locked(lock):
+        with locked(lock):
             figures = place_and_route(unit, arch, work, details=True, clock_mhz=clock_mhz,
                                       script_after_read=keep, script_after_synth=script,
                                       scramble=True, seed=seed, sync_resets=sync_resets)

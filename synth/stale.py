@@ -24,12 +24,13 @@ from hdl.designs import CURRENT, STALE, UNRECORDED, status
 from hdl.target import array_status, mxu_row_config, unit_identity
 from hdl.units import UNITS, module_name
 
+from . import ROOT
 from .sweep.cache import row_status as sweep_status
 from .sweep.configs import module as sweep_module
 from .sweep.configs import configuration_of
 from .mxu_pnr import COLUMNS as ARRAY_COLUMNS
 from .mxu_pnr import run_key
-from .timing import ROOT, component
+from .timing.designs import component
 
 __all__ = ["TABLES", "timing_status", "sweep_status", "main"]
 

@@ -29,9 +29,10 @@ from hdl.array_timing import FLOORPLAN, FLOW
 from hdl.designs import CURRENT, status
 from hdl.target import mxu_identity
 
+from . import ROOT
 from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
 from .sweep.report import mantissa_table, typed, units_table
-from .timing import ROOT, csv_rows, markdown
+from .timing.report import csv_rows, markdown
 
 __all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "AREA_FP8", "THROUGHPUT_M", "NO_CURRENT",
            "NO_CURRENT_ARRAY", "NO_CURRENT_BENCH", "tables", "render", "main"]

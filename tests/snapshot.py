@@ -62,7 +62,7 @@ def jobs() -> list[tuple]:
     kind, stages))``."""
     from sim.configs import CONFIGS, MXUS
 
-    from synth.timing import PLAN
+    from synth.timing.designs import PLAN
     units = [("unit", (u, p)) for u, p in CONFIGS + MXUS]
     units += [("unit", ("mxu", p)) for p in _published_arrays() + _matrix()]
     timed = sorted({(kind, stages if not isinstance(stages, list) else tuple(stages))
@@ -78,7 +78,7 @@ def _write(job, out: Path) -> None:
         unit, params = args
         emit(UNITS[unit], *UNITS[unit].build(**params), out)
         return
-    from synth.timing import component
+    from synth.timing.designs import component
     design, name = component(*args)
     write_text(out / f"timing_{name}.v", to_verilog(design, name))
 

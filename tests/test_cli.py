@@ -23,7 +23,7 @@ import synth.stale
 import synth.tables
 import synth.stall_cone
 import synth.sweep.cli
-import synth.timing
+import synth.timing.cli
 
 MAINS = {
     "golden.bench": golden.bench.main,
@@ -36,7 +36,7 @@ MAINS = {
     "sim.compiled.mxu_bench": sim.compiled.mxu_bench.main,
     "sim.experiments.mxu_waves": sim.experiments.mxu_waves.main,
     "synth.stall_cone": synth.stall_cone.main,
-    "synth.timing": synth.timing.main,
+    "synth.timing": synth.timing.cli.main,
     "synth.mxu_pnr": synth.mxu_pnr.main,
     "synth.stale": synth.stale.main,
     "synth.tables": synth.tables.main,

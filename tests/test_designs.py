@@ -104,7 +104,7 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
     """``synth.stale`` counts current, stale and unrecorded rows of both tables and prints the
     command that re-measures each configuration that is not current; ``--archive`` moves the
     array rows that are not current into mxu-pnr-earlier.csv."""
-    from synth.timing import component
+    from synth.timing.designs import component
     unit, module = component("add", 7)
     now = unit_identity(module, lambda: unit)
     timing = {"arch": "ecp5", "kind": "add", "label": "add", "module": module, "stages": "7", "fmax_mhz": "120"}
@@ -180,7 +180,8 @@ def test_every_pages_table_is_its_csvs(units):
 
 def test_a_generated_table_shows_current_rows_only(tmp_path):
     from synth.tables import render, tables
-    from synth.timing import COLUMNS, component
+    from synth.timing.designs import component
+    from synth.timing.report import COLUMNS
     unit, module = component("add", 7)
     unit_row = {"arch": "ecp5", "kind": "add", "label": "fp32 adder", "module": module, "stages": "7", "latency": "7",
                 "fmax_mhz": "120", "ratio_to_bare": "", "lut": "900", "ff": "400", "dsp": "0",

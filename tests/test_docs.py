@@ -731,7 +731,7 @@ def test_the_test_counts_the_docs_state_are_the_collections():
 
 def test_the_timing_design_count_the_docs_state_is_the_plans():
     """README.md and docs/commands.md say how many ECP5 designs ``synth.timing`` places: its plan's."""
-    from synth.timing import PLAN
+    from synth.timing.designs import PLAN
     n = len(PLAN["ecp5"])
     assert f"({n} designs on ECP5," in (ROOT / "README.md").read_text()
     assert f"({n} ECP5 designs," in (ROOT / "docs" / "commands.md").read_text()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from hdl import timing
-from synth import timing as sweep
+from synth.timing import cli, designs, model, report, runs
 from hdl.toolchain import parse_details
 
 LOG = """Info: Device utilisation:
@@ -44,32 +44,32 @@ def test_parse_details_reads_cells_and_the_clock_critical_path():
 
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")    # only its ports are counted
 def test_harness_flip_flops_of_the_bare_multiply():
-    unit, _ = sweep.component("bare", 0)
+    unit, _ = designs.component("bare", 0)
     # 16 input chain + 16 output registers + XOR tree 16 -> 4 -> 1 + 2 reset synchroniser.
-    assert sweep.harness_ffs(unit) == 16 + 16 + 5 + 2
+    assert runs.harness_ffs(unit) == 16 + 16 + 5 + 2
 
 
 def test_ratio_is_to_the_faster_bare_multiply_of_the_same_part():
     rows = [dict(arch="ice40", kind="bare", stages=0, fmax_mhz=40.0),
             dict(arch="ice40", kind="bare_dsp", stages=0, fmax_mhz=50.0),
             dict(arch="ice40", kind="pe", stages=[1, 7], fmax_mhz=45.0)]
-    out = sweep.finish_rows(rows, timing.load_model())
+    out = report.finish_rows(rows, timing.load_model())
     assert [r["ratio_to_bare"] for r in out] == [0.8, 1.0, 0.9]
     assert out[2]["predicted_mhz"] > 0
 
 
 def test_fit_recovers_the_coefficients_that_made_the_periods():
     truth = {"t0": 1.2, "levels": 0.7, "carry": 0.05, "mul": 3.5}
-    plan = [(k, s) for k, s in sweep.PLAN["ecp5"] if not k.startswith("bare")]
+    plan = [(k, s) for k, s in designs.PLAN["ecp5"] if not k.startswith("bare")]
     rows = []
     for kind, stages in plan:
-        design = sweep._design(kind, stages)
+        design = designs.design_plan(kind, stages)
         rows.append(dict(arch="ecp5", kind=kind, stages=list(stages) if isinstance(stages, tuple) else stages,
                          fmax_mhz=1000 / timing.period_ns(design.segments, truth)))
-    fitted = sweep.fit(rows, {"ecp5": {"t0": 1.5, "levels": 0.9, "carry": 0.03, "mul": 4.5}})["ecp5"]
+    fitted = model.fit(rows, {"ecp5": {"t0": 1.5, "levels": 0.9, "carry": 0.03, "mul": 4.5}})["ecp5"]
     assert fitted["rms_error_pct"] < 1
     for row in rows:
-        design = sweep._design(row["kind"], row["stages"])
+        design = designs.design_plan(row["kind"], row["stages"])
         assert timing.predict_mhz(design, "ecp5", {"ecp5": fitted}) == pytest.approx(row["fmax_mhz"], rel=0.01)
 
 
@@ -81,11 +81,11 @@ def test_a_refit_leaves_hdl_untouched_and_agrees_with_the_committed_model(tmp_pa
 
     committed = hashlib.sha256(timing.MODEL_PATH.read_bytes()).hexdigest()
     model_out = tmp_path / "model.json"
-    assert sweep.main(["--fit-only", "--docs", str(tmp_path), "--model-out", str(model_out)]) == 0
+    assert cli.main(["--fit-only", "--docs", str(tmp_path), "--model-out", str(model_out)]) == 0
     assert hashlib.sha256(timing.MODEL_PATH.read_bytes()).hexdigest() == committed
     assert timing.load_model(model_out) == timing.load_model(), "docs/timing.csv refits to another model: publish it"
-    predicted = lambda path: [r["predicted_mhz"] for r in sweep.csv_rows(path)]      # noqa: E731
-    assert predicted(tmp_path / "timing.csv") == predicted(sweep.ROOT / "docs" / "timing.csv")
+    predicted = lambda path: [r["predicted_mhz"] for r in report.csv_rows(path)]      # noqa: E731
+    assert predicted(tmp_path / "timing.csv") == predicted(ROOT / "docs" / "timing.csv")
 
 
 def test_nextpnr_fail_against_the_unreachable_constraint_is_explained():
@@ -102,7 +102,7 @@ def test_nextpnr_fail_against_the_unreachable_constraint_is_explained():
 
 def test_only_names_an_unknown_design(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        sweep.main(["--only", "add,adder", "--cache", str(tmp_path), "--docs", str(tmp_path), "--cached-only"])
+        cli.main(["--only", "add,adder", "--cache", str(tmp_path), "--docs", str(tmp_path), "--cached-only"])
     assert exit_.value.code == 2
     assert "--only add,adder: unknown design 'adder'" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())           # nothing written
@@ -275,7 +275,7 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
 
     from golden.tools.cli import build_dir
     from synth.pnr import FmaxHarness, board
-    from synth.timing import harness_ffs
+    from synth.timing.runs import harness_ffs
 
     class DelayLine(wiring.Component):
         a: In(4)
@@ -374,7 +374,7 @@ def test_ice40_domain_resets_from_one_flip_flop_without_the_power_on_timer():
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "ice40-reset")
     # The synchroniser's two flip-flops are the only ones the harness adds beyond its chain,
     # output registers and XOR tree.
-    assert _yosys_count(work, rtlil, "synth_ice40 -top top", "t:SB_DFF*") == sweep.harness_ffs(unit)
+    assert _yosys_count(work, rtlil, "synth_ice40 -top top", "t:SB_DFF*") == runs.harness_ffs(unit)
     assert type(board("ecp5")).create_missing_domain is ULX3S_85F_Platform.create_missing_domain
 
 
@@ -407,7 +407,7 @@ def test_significand_adder_rejects_a_bad_width():
 
 
 def test_seed_rows_merge_by_part_module_and_seed(tmp_path):
-    from synth.timing import write_seeds
+    from synth.timing.report import write_seeds
     path = tmp_path / "timing-seeds.csv"
     row = dict(arch="ecp5", module="m", lut=1, ff=2, path_from="a", path_to="b", tools="t")
     write_seeds([{**row, "seed": s, "fmax_mhz": f} for s, f in ((1, 100.0), (2, 110.0))], path)
@@ -445,7 +445,7 @@ def test_timing_csv_merges_by_part_kind_and_module(tmp_path):
     """A partial run replaces its own rows of timing.csv and keeps every other one."""
     import shutil
 
-    from synth.timing import csv_rows, write_outputs
+    from synth.timing.report import csv_rows, write_outputs
     shutil.copy(Path(__file__).parent.parent / "docs" / "timing.csv", tmp_path / "timing.csv")
     before = csv_rows(tmp_path / "timing.csv")
     rerun = {**before[3], "fmax_mhz": 99.5}
@@ -518,7 +518,7 @@ def test_a_netlist_is_shared_by_seeds_of_one_design_only():
 def test_docs_count_the_plans_designs():
     """The README and docs/commands.md say how many ECP5 designs ``synth.timing`` places."""
     import re
-    n = len(sweep.PLAN["ecp5"])
+    n = len(designs.PLAN["ecp5"])
     for page, pattern in (("README.md", r"\((\d+) designs on ECP5"), ("docs/commands.md", r"\((\d+) ECP5 designs")):
         stated = re.findall(pattern, (ROOT / page).read_text())
         assert stated == [str(n)], (page, stated, n)

@@ -16,15 +16,16 @@ from golden.tools.cli import write_text
 from hdl.designs import cached_identity, identity, sources_hash, status
 from hdl.toolchain import tool_versions
 
+from .. import ROOT
 from .. import flows as yosys_flows
 from ..liberty import LIBRARY
 from . import configs
 
 __all__ = ["GENERATORS", "generator_digest", "source_digest", "cache_key", "design", "row_status", "synthesise"]
 
-ROOT = Path(__file__).resolve().parents[2]
+
 #: The sweep's own generators beside hdl/ and golden/: the bare product and synth.timing's designs.
-GENERATORS = ("synth/significand.py", "synth/timing.py")
+GENERATORS = ("synth/significand.py", "synth/timing/designs.py")
 
 
 def generator_digest() -> str:

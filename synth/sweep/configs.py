@@ -86,7 +86,7 @@ def configurations(quick: bool = False) -> list[dict]:
 
 
 def _timing_label(kind: str) -> str:
-    from ..timing import UNITS as TIMED
+    from ..timing.designs import UNITS as TIMED
     return TIMED[kind][0]
 
 
@@ -101,7 +101,7 @@ def component(config):
     if unit == "bare":
         built = SignificandMultiplier(**params)
     elif unit == "timing":
-        from ..timing import component as timed_component
+        from ..timing.designs import component as timed_component
         built, _ = timed_component(params["kind"], params["stages"])
     elif unit == "pe":
         built = ProcessingElement(**params)
@@ -119,7 +119,7 @@ def module(config) -> str:
     if unit == "bare":
         return f"sigmul_{params['width']}x{params['width']}"
     if unit == "timing":
-        from ..timing import component as timed_component
+        from ..timing.designs import component as timed_component
         return timed_component(params["kind"], params["stages"], plan=True)[1]
     if unit == "pe":
         pe = ElementPlan(**params)
