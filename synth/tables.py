@@ -32,7 +32,7 @@ from hdl.target import mxu_identity
 from . import ROOT
 from .stale import ARRAY_CONFIG, array_status, sweep_status, timing_status
 from .sweep.report import mantissa_table, typed, units_table
-from .timing.report import csv_rows, markdown
+from .timing.report import csv_rows, fastest, markdown, stages_text
 
 __all__ = ["PAGES", "AREA_WIDTHS", "AREA_UNITS", "AREA_ELEMENTS", "AREA_FP8", "THROUGHPUT_M", "NO_CURRENT",
            "NO_CURRENT_ARRAY", "NO_CURRENT_BENCH", "tables", "render", "main"]
@@ -188,15 +188,11 @@ def tables(docs: Path, unit_status=timing_status) -> dict[str, str]:
     """Every table's text, by name, from the CSVs in ``docs``; ``unit_status(row)`` gives a
     docs/timing.csv row's status (``synth.stale.timing_status``, generating each row's design)."""
     units = [r for r in csv_rows(docs / "timing.csv")
-             if unit_status({**r, "stages": _stages(r["stages"])}) == CURRENT]
+             if unit_status({**r, "stages": stages_text(r["stages"])}) == CURRENT]
     for r in units:
         r.update(lut=int(r["lut"]), ff=int(r["ff"]))
     return {"arrays": _arrays(docs, short=False), "arrays-short": _arrays(docs, short=True),
-            "units": markdown(units) + "\n", "throughput": _throughput(docs), **_area(docs)}
-
-
-def _stages(stages) -> str:
-    return "m{}a{}".format(*stages) if isinstance(stages, list) else str(stages)
+            "units": markdown(fastest(units)) + "\n", "throughput": _throughput(docs), **_area(docs)}
 
 
 def render(text: str, generated: dict[str, str], page: str) -> str:

@@ -151,7 +151,8 @@ def test_an_array_is_re_measured_in_the_flow_it_was_placed_in():
 
 
 def _units_shown() -> set[tuple[str, str, str]]:
-    """The (part, label, stages) of each row docs/timing.md's units table shows."""
+    """The (part, label, stages) of each row docs/timing.md's units table shows (each design's
+    fastest depth)."""
     block = (ROOT / "docs/timing.md").read_text().split("<!-- table: units")[1].split("<!-- end table -->")[0]
     return {tuple(line.split(" | ")[:3]) for line in block.splitlines() if line.startswith("| ") and "---" not in line}
 
@@ -161,7 +162,8 @@ def test_every_pages_table_is_its_csvs(units):
     """README.md's and the measurement pages' tables are what ``python -m synth.tables``
     generates from the CSVs' current rows (run it after publishing). By default docs/timing.csv's
     rows the units table does not show are taken as not current without generating their
-    designs (53 of them, a CPU minute); every row the tables show is checked current.
+    designs (38 of 60: each design's slower depths, half a CPU minute); every row the tables
+    show is checked current.
     ``--thorough`` generates them all (a current row missing from the table then fails)."""
     from synth.stale import timing_status
     from synth.tables import PAGES, render, tables

@@ -47,8 +47,7 @@ def write_outputs(rows, docs: Path, model: dict) -> list[dict]:
         return r
     rows = sorted(finish_rows(merged_rows(old.values(), map(recorded, rows), key), model),
                   key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), str(r["stages"])))
-    write_text(path, csv_text(({**r, "stages": "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list)
-                                else r["stages"]} for r in rows), COLUMNS))
+    write_text(path, csv_text(({**r, "stages": stages_text(r["stages"])} for r in rows), COLUMNS))
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -92,15 +91,28 @@ def write_seeds(runs: list[dict], path: Path) -> str:
     return "\n".join(lines)
 
 
+def stages_text(stages) -> str:
+    return "m{}a{}".format(*stages) if isinstance(stages, list) else str(stages)
+
+
 def markdown(rows) -> str:
     out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | LUT alone | FF alone | DSP |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["arch"], list(UNITS).index(r["kind"]), r["latency"] or 0)):
-        stages = "m{}a{}".format(*r["stages"]) if isinstance(r["stages"], list) else r["stages"]
-        out.append(f"| {r['arch']} | {r['label']} | {stages} | {r['latency']} | {r['fmax_mhz']:.1f} | "
+        out.append(f"| {r['arch']} | {r['label']} | {stages_text(r['stages'])} | {r['latency']} | {r['fmax_mhz']:.1f} | "
                    f"{r['ratio_to_bare']} | {r.get('predicted_mhz') or '-'} | {r['lut']} | {r['ff']} | "
                    f"{r.get('lut_alone') or '-'} | {r.get('ff_alone') or '-'} | {r['dsp']} |")
     return "\n".join(out)
+
+
+def fastest(rows) -> list[dict]:
+    """Per part and design, its row of the highest Fmax."""
+    best = {}
+    for r in rows:
+        key = (r["arch"], r["kind"])
+        if key not in best or r["fmax_mhz"] > best[key]["fmax_mhz"]:
+            best[key] = r
+    return list(best.values())
 
 
 def csv_rows(path: Path) -> list[dict]:
