@@ -288,7 +288,6 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.stale --tables mxu-pnr": Entry(SLOW),
     "python -m synth.stale --tables mxu-pnr --archive --published docs": Entry(SLOW, writes=("docs/mxu-pnr*.csv",)),
     "python -m synth.stale --tables synth": Entry(SLOW),     # generates each recorded design: 35 s CPU for all
-    "python -m synth.stale --tables synth --remeasure": Entry(SLOW),    # the area sweep of every row not current
     "python -m synth.tables": Entry(SLOW),                      # tests/test_designs.py checks the pages
     "python -m synth.tables --check": Entry(SLOW),
     "python -m synth.tables --publish": Entry(SLOW, writes=("README.md", "docs/*.md")),
