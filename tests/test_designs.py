@@ -188,9 +188,13 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     unit_row = {"arch": "ecp5", "kind": "add", "label": "fp32 adder", "module": module, "stages": "7", "latency": "7",
                 "fmax_mhz": "120", "ratio_to_bare": "", "lut": "900", "ff": "400", "dsp": "0",
                 "design": unit_identity(module, lambda: unit)}
+    shallower, shallower_module = component("add", 5)     # current too, slower: the table shows the faster
     _csv(tmp_path / "timing.csv", [{k: unit_row.get(k, "") for k in COLUMNS},
                                    {**{k: unit_row.get(k, "") for k in COLUMNS}, "stages": "7", "module": module + "x",
-                                    "fmax_mhz": "999", "design": "0" * 16}])
+                                    "fmax_mhz": "999", "design": "0" * 16},
+                                   {**{k: unit_row.get(k, "") for k in COLUMNS}, "stages": "5", "latency": "5",
+                                    "module": shallower_module, "fmax_mhz": "110",
+                                    "design": unit_identity(shallower_module, lambda: shallower)}])
     now = designs.identity(_array_text(mxu_row_config(ARRAY)))
     figures = {"lut": "3000", "util_pct": "3.6", "ff": "2000", "dsp": "4", "latency": "20", "note": ""}
     _csv(tmp_path / "mxu-pnr.csv", [{**ARRAY, **figures, "design": now},
@@ -202,6 +206,7 @@ def test_a_generated_table_shows_current_rows_only(tmp_path):
     assert "| 2x2 `sequential`, `m1a1` | **135.0** (130.0-140.0) | 0.5 | 3,000 (4 %) | 2,000 | 4 |" \
         in generated["arrays-short"]
     assert "999" not in generated["arrays"] and "999" not in generated["units"] and "| 120.0 |" in generated["units"]
+    assert "| 110.0 |" not in generated["units"]
     from synth.tables import NO_CURRENT_BENCH
     assert generated["throughput"] == NO_CURRENT_BENCH                          # no docs/mxu-bench.csv
     from sim.compiled.mxu_bench import COLUMNS as BENCH_COLUMNS, publish

@@ -23,7 +23,6 @@ from . import configs
 
 __all__ = ["GENERATORS", "generator_digest", "source_digest", "cache_key", "design", "row_status", "synthesise"]
 
-
 #: The sweep's own generators beside hdl/ and golden/: the bare product and synth.timing's designs.
 GENERATORS = ("synth/significand.py", "synth/timing/designs.py")
 

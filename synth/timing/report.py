@@ -16,6 +16,11 @@ COLUMNS = ["arch", "kind", "label", "module", "stages", "latency", "fmax_mhz", "
            "ff", "lut_alone", "ff_alone", "dsp", "path_from", "path_to", "path_logic_ns", "path_route_ns", "seed", "design", "tools"]
 
 
+def stages_text(stages) -> str:
+    """A run's stages as timing.csv writes them: ``m4a10`` for an element, ``7`` for a unit."""
+    return "m{}a{}".format(*stages) if isinstance(stages, list) else str(stages)
+
+
 def finish_rows(rows, model) -> list[dict]:
     """Ratios to the same part's bare multiply (the faster one on iCE40) and predictions."""
     bare = {}
