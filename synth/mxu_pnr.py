@@ -333,7 +333,8 @@ def main(argv=None) -> int:
                         keep_apart=not args.no_keep)
             except FlowFailed as error:
                 failed += 1
-                bar.write(f"{args.arch} {size or manifest.stem} seed {seed}: FAILED ({error}); nothing recorded")
+                design = "{}x{}:m{}a{}".format(*size) if size else manifest.stem
+                bar.write(f"{args.arch} {design} seed {seed}: FAILED ({error}); nothing recorded")
                 bar.update()
                 continue
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "

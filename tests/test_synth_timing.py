@@ -551,6 +551,25 @@ def test_mxu_pnr_records_only_what_nextpnr_says_does_not_fit(tmp_path, monkeypat
     assert len(list(tmp_path.glob("*.json"))) == 1
 
 
+def test_mxu_pnr_with_a_yosys_that_crashes_fails_and_records_nothing(tmp_path, monkeypatch, capsys):
+    """The whole flow with a Yosys that dies of a bus error (exit status 135, as a YoWASP run
+    whose compiled-tool cache was rewritten under it): the command prints FAILED with the
+    status, exits 1 and writes no cache entry, netlist or CSV row."""
+    from synth import mxu_pnr, pnr
+
+    crashing = tmp_path / "yosys"
+    crashing.write_text("#!/bin/sh\nkill -BUS $$\n")
+    crashing.chmod(0o755)
+    env = pnr.tool_env()
+    monkeypatch.setattr(pnr, "tool_env", lambda: {**env, "YOSYS": str(crashing)})
+    cache, csv = tmp_path / "cache", tmp_path / "arrays.csv"
+    status = mxu_pnr.main(["--arch", "ecp5", "--sizes", "1x1:m0a0", "--seeds", "1", "--cache", str(cache),
+                           "--csv", str(csv)])
+    printed = capsys.readouterr().out
+    assert status == 1 and "ecp5 1x1:m0a0 seed 1: FAILED" in printed and "exit status 135" in printed
+    assert not csv.exists() and not list(cache.glob("*.json")) and not (cache / "work" / "netlists").exists()
+
+
 def test_no_keep_places_without_the_keep_script(tmp_path, monkeypatch):
     """``--no-keep`` (with ``--floorplan none``: the plain flow) runs no script before
     synthesis and records ``keep`` none, in a run of its own beside the kept one."""
