@@ -96,10 +96,6 @@ def write_seeds(runs: list[dict], path: Path) -> str:
     return "\n".join(lines)
 
 
-def stages_text(stages) -> str:
-    return "m{}a{}".format(*stages) if isinstance(stages, list) else str(stages)
-
-
 def markdown(rows) -> str:
     out = ["| part | design | stages | latency | Fmax MHz | x bare | predicted MHz | LUT | FF | LUT alone | FF alone | DSP |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
