@@ -24,8 +24,8 @@ __all__ = ["MXU_PNR_CSV", "FLOW", "SIZE_AND_DEPTH", "array_mhz"]
 
 ROOT = Path(__file__).resolve().parent.parent
 MXU_PNR_CSV = ROOT / "docs" / "mxu-pnr.csv"
-#: The runs that count: ``hdl.build``'s Verilog with the scripts it writes beside it
-#: (``NAME_keep.ys`` and, on ECP5, the DSP floorplan ``NAME_lfe5u85f.ys``), plain
+#: The runs that count: ``hdl.build``'s Verilog (its replicated registers kept, ``hdl.keep``)
+#: with, on ECP5, the DSP floorplan it writes beside it (``NAME_lfe5u85f.ys``), plain
 #: ``synth_*`` (the synchronous resets it infers left in), inside ``synth.pnr``'s harness with
 #: scrambled inputs (``synth.mxu_pnr``'s defaults).
 FLOW = {"source": "verilog", "harness": "scrambled", "keep": "weight path, tag", "sync_resets": "inferred"}

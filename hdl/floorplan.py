@@ -12,10 +12,9 @@ bands of consecutive rows, one per DSP row, and inside a band PE ``(k, j)`` take
 next site and an activation ``band_rows`` sites on, and a column continues at the same place
 in the next band.
 
-``python -m hdl.build mxu`` writes two Yosys scripts beside an array's Verilog
-(``write_scripts``; docs/mxu.md, "Synthesis scripts"): ``NAME_keep.ys`` before synthesis
-(``KEEP``) and ``NAME_lfe5u85f.ys`` after ``synth_ecp5`` (the multiplier sites). The array
-figures of docs/mxu-pnr.csv are placed with exactly these.
+``python -m hdl.build mxu`` writes the plan as a Yosys script beside an array's Verilog
+(``write_scripts``; docs/mxu.md, "Synthesis scripts"), ``NAME_lfe5u85f.ys``, run after
+``synth_ecp5``. The array figures of docs/mxu-pnr.csv are placed with exactly it.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from golden.tools.cli import write_text
 
-__all__ = ["DSP_ROWS", "DSP_COLUMNS", "SITES", "KEEP", "mxu_plan", "yosys_script", "script_paths", "write_scripts"]
+__all__ = ["DSP_ROWS", "DSP_COLUMNS", "SITES", "mxu_plan", "yosys_script", "script_paths", "write_scripts"]
 
 #: Die rows (nextpnr's Y) of the LFE5U-85F's DSP rows.
 DSP_ROWS = (10, 34, 58)
@@ -32,17 +31,6 @@ DSP_ROWS = (10, 34, 58)
 DSP_COLUMNS = (4, 13, 22, 31, 40, 49, 58, 69, 78, 87, 96, 105, 114)
 #: Multiplier sites per DSP row, left to right: (column, BEL name).
 SITES = [(c + i, f"MULT18_{i}") for c in DSP_COLUMNS for i in (0, 1, 4, 5)]
-#: Yosys commands (before synthesis) marking ``keep`` the flip-flops of the weight path
-#: (``wload*``: a ``w`` row travelling down each column, docs/mxu-timing.md) and of the buffer tag
-#: (``*sel*``: which weight buffer a row multiplies with, travelling with the activations).
-#: Every column's copy of a row's write enable, tile row and buffer holds the same value, and
-#: so does every tag register the same number of cycles from the entry (PE ``(k, j)`` and
-#: ``(k + 1, j - add_stages - 1)``); Yosys merges identical flip-flops, which turns them back
-#: into one net across the array, a route too long for one cycle. ``keep`` on the cells
-#: stops that (on the wires it does not), and only on both cells of a pair: so the
-#: ``w__ready`` register is kept too, beside its copy for the writes (``wload_open``).
-#: ``proc`` first turns Verilog processes into cells.
-KEEP = "proc\nsetattr -set keep 1 w:wload* w:w__ready w:*sel* %u %u %ci1:+$dff[Q] t:$dff %i"
 #: PEs per band above which a band holds more than about a third of the die's logic.
 _BAND_PES = 24
 
@@ -82,23 +70,22 @@ def yosys_script(plan: dict[tuple[int, int], str]) -> str:
 
 
 def script_paths(rows: int, cols: int, name: str, out_dir: Path) -> list[Path]:
-    """The synthesis scripts ``write_scripts`` writes for a ``rows x cols`` array ``name``:
-    ``NAME_keep.ys``, and ``NAME_lfe5u85f.ys`` when the array has a DSP plan on that part."""
+    """The synthesis script ``write_scripts`` writes for a ``rows x cols`` array ``name``:
+    ``NAME_lfe5u85f.ys`` when the array has a DSP plan on that part, else none."""
     try:
         mxu_plan(rows, cols)
     except ValueError:
-        return [out_dir / f"{name}_keep.ys"]
-    return [out_dir / f"{name}_keep.ys", out_dir / f"{name}_lfe5u85f.ys"]
+        return []
+    return [out_dir / f"{name}_lfe5u85f.ys"]
 
 
 def write_scripts(rows: int, cols: int, name: str, out_dir: Path) -> list[Path]:
-    """Write the scripts of ``script_paths`` into ``out_dir``; their paths."""
+    """Write the script of ``script_paths`` into ``out_dir``; its paths."""
     how = (f"# Yosys, for the MXU module {name} (python -m hdl.build; docs/mxu.md):\n"
            f"#   read_verilog YOUR_TOP.v {name}.v; hierarchy -top YOUR_TOP\n"
-           f"#   script {name}_keep.ys; synth_ecp5 -top YOUR_TOP")
+           f"#   synth_ecp5 -top YOUR_TOP; script {name}_lfe5u85f.ys")
     paths = script_paths(rows, cols, name, out_dir)
-    write_text(paths[0], f"{how}\n# Keeps the weight path's and the buffer tag's registers apart.\n{KEEP}\n")
-    if len(paths) > 1:
-        write_text(paths[1], f"{how}; script {name}_lfe5u85f.ys\n# LFE5U-85F: each PE's multiplier on a DSP "
-                             f"site that keeps the array's neighbours near.\n{yosys_script(mxu_plan(rows, cols))}\n")
+    for path in paths:
+        write_text(path, f"{how}\n# LFE5U-85F: each PE's multiplier on a DSP site that keeps the array's "
+                         f"neighbours near.\n{yosys_script(mxu_plan(rows, cols))}\n")
     return paths

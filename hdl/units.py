@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from amaranth.back import verilog
@@ -32,6 +33,7 @@ from .mxu.accumulation.normalisation_point import NormalisationPoint
 from .mxu.accumulation.window_adder import TERMS, WindowAdderPlan
 from .mxu.accumulation.window_rounder import WindowRounder, WindowRounderPlan
 from .floorplan import write_scripts
+from .keep import kept_verilog
 from .fmax_top import write_top
 from .ports import escaped_ports, instantiation_template, order_ports, ports_of, signature_ports, unindexed_names
 from .product import ExactProduct
@@ -234,14 +236,16 @@ def to_verilog(component, name: str) -> str:
     """The component as Verilog module ``name``, its ports in signature order. An MXU's
     repeated parts (``MXU.shared_parts``: the processing elements, any normalisation points)
     are one module each, ``NAME_pe``, ``NAME_point``, instantiated where they are used and
-    written after the array's own modules."""
+    written after the array's own modules; its replicated registers are marked ``keep``
+    (``hdl.keep``)."""
     parts_text = ""
     for part, (build, use) in (component.shared_parts() if isinstance(component, MXU) else {}).items():
         built = build()
-        text = verilog.convert(built, name=f"{name}_{part}", emit_src=False)
+        text = kept_verilog(built, f"{name}_{part}")
         use(f"{name}_{part}", reset=_has_port(text, f"{name}_{part}", "rst"), signature=built.signature)
         parts_text += text
-    text = unindexed_names(verilog.convert(component, name=name, emit_src=False) + parts_text)
+    convert = kept_verilog if isinstance(component, MXU) else partial(verilog.convert, emit_src=False)
+    text = unindexed_names(convert(component, name=name) + parts_text)
     return order_ports(text, name, [p["name"] for p in signature_ports(component, _clocked(text, name))])
 
 

@@ -14,8 +14,9 @@ reason (its log's ERROR line); a tool that stops for any other reason (a crash, 
 file) is reported as FAILED, nothing is recorded or cached, and the command exits 1. Peak GMAC/s is ``rows * cols * Fmax`` (one multiply-accumulate per PE
 per cycle: the array never stalls). On ECP5 each PE's multiplier is pinned to a DSP site
 (``--floorplan dsp``, the default there: ``NAME_lfe5u85f.ys``; ``none`` leaves the sites to
-nextpnr); ``hdl.floorplan.KEEP`` (``NAME_keep.ys``) keeps the weight path's and the buffer
-tag's registers apart (the CSV's ``keep`` column).
+nextpnr); the Verilog keeps the weight path's and the buffer tag's registers apart
+(``hdl.keep``; the CSV's ``keep`` column), so ``--floorplan none`` is the plain flow: the
+Verilog alone through plain ``synth_ecp5`` and nextpnr.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from golden.tools.cli import Parser, build_dir, check_output, command, merge_csv
 from hdl.designs import identity
 from hdl.target import mxu_identity, mxu_row_config
 from hdl.units import UNITS, emit
-from hdl.floorplan import KEEP, mxu_plan, script_paths, yosys_script
+from hdl.floorplan import mxu_plan, script_paths, yosys_script
+from hdl.keep import keep_script
 
 from . import ROOT
 from .pnr import TARGET_MHZ, VerilogDesign, VerilogUnit
@@ -44,8 +46,8 @@ __all__ = ["parse_size", "run", "main"]
 COLUMNS = ["arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram", "source", "clock_mhz", "floorplan",
            "harness", "keep", "sync_resets", "latency", "fits", "fmax_mhz", "gmac_s", "lut", "lut_total", "util_pct", "ff", "dsp", "path_from",
            "path_to", "path_logic_ns", "path_route_ns", "y_from", "seconds", "seed", "design", "tools", "note"]
-#: What ``hdl.floorplan.KEEP`` keeps, in the CSV's ``keep`` column (runs before the tag was
-#: kept too: ``weight path``; before anything was: ``none``).
+#: What ``hdl.keep`` keeps, in the CSV's ``keep`` column (runs before the tag was kept too:
+#: ``weight path``; without the keep script that kept them before the Verilog did: ``none``).
 KEPT = "weight path, tag"
 _SIZE = re.compile(r"^(\d+)x(\d+):m(\d+)a(\d+)$")
 
@@ -58,10 +60,11 @@ def parse_size(text: str) -> tuple[int, int, int, int]:
     return tuple(int(g) for g in match.groups())
 
 
-def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None, keep_apart: bool = True):
+def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None):
     """What to place (the MXU component, or the ``VerilogDesign`` of its ``hdl.build``
     files, a ``VerilogUnit`` only when placed), its parameters and the Yosys scripts before
-    (none without ``keep_apart``) and after synthesis."""
+    (``hdl.keep.keep_script`` for Amaranth's netlist; the Verilog carries it) and after
+    synthesis."""
     if manifest is not None:
         unit = VerilogDesign.read(manifest)
         params, name, out = unit.parameters, unit.module, manifest.parent
@@ -72,16 +75,15 @@ def _design(size, source: str, floorplan: str, work: Path, manifest: Path | None
                   "fused_pe": component.fused_pe}
         if source == "rtlil":
             plan = mxu_plan(rows, cols) if floorplan == "dsp" else None
-            return component, params, KEEP if keep_apart else "", yosys_script(plan) if plan else ""
+            return component, params, keep_script(), yosys_script(plan) if plan else ""
         out = work / "verilog"
         out.mkdir(parents=True, exist_ok=True)
         v_path, j_path = emit(UNITS["mxu"], component, values, out)
         unit, name = VerilogDesign.read(j_path), v_path.stem
     scripts = script_paths(params["rows"], params["cols"], name, out)
-    if floorplan == "dsp" and len(scripts) < 2:
+    if floorplan == "dsp" and not scripts:
         raise ValueError(f"{name}: no {name}_lfe5u85f.ys beside it (python -m hdl.build mxu writes it)")
-    keep = scripts[0].read_text() if scripts[0].exists() and keep_apart else ""
-    return unit, params, keep, scripts[1].read_text() if floorplan == "dsp" else ""
+    return unit, params, "", scripts[0].read_text() if floorplan == "dsp" else ""
 
 
 def y_drivers(netlist: Path) -> str:
@@ -104,20 +106,19 @@ def y_drivers(netlist: Path) -> str:
 
 def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, clock_mhz: float,
         floorplan: str = "none", seed: int | None = None, source: str = "verilog",
-        manifest: Path | None = None, sync_resets: bool = True, keep_apart: bool = True) -> dict:
+        manifest: Path | None = None, sync_resets: bool = True) -> dict:
     """One place and route of the MXU ``size`` (or of the ``hdl.build`` files of ``manifest``)
     on ``arch``'s board with its clock constrained to ``clock_mhz``, its multipliers pinned by
     ``floorplan`` (``dsp`` or ``none``), built from ``source`` (``verilog`` or ``rtlil``);
     ``sync_resets=False``: synthesised without inferred synchronous resets
-    (``pnr.NO_SYNC_RESETS``); ``keep_apart=False``: without ``hdl.floorplan.KEEP``
-    (``NAME_keep.ys``); cached by design, scripts, constraint, source and tool versions."""
+    (``pnr.NO_SYNC_RESETS``); cached by design, scripts, constraint, source and tool versions."""
     from .pnr import SEED, place_and_route
 
     seed = SEED if seed is None else seed
     name = (f"{arch}_" + (manifest.stem if manifest else "mxu_{}x{}_m{}a{}".format(*size))
-            + f"_c{clock_mhz:g}_{source}" + _flow_suffix(floorplan, sync_resets, keep_apart) + f"_seed{seed}")
+            + f"_c{clock_mhz:g}_{source}" + _flow_suffix(floorplan, sync_resets) + f"_seed{seed}")
     work = cache / "work" / name
-    unit, params, keep, script = _design(size, source, floorplan, work, manifest, keep_apart)
+    unit, params, keep, script = _design(size, source, floorplan, work, manifest)
     design = (unit.verilog if source == "verilog" else
               "".join((ROOT / p).read_text() for p in [*HARDWARE, "hdl/mxu/array.py", "hdl/units.py", "hdl/ports.py"]))
     settings = [arch, seed, tool_versions(), clock_mhz, source, keep, script, _old_spelling(params)] + \
@@ -140,7 +141,7 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     start = time.perf_counter()
     result = {"arch": arch, "rows": rows, "cols": cols, "mul_stages": params["mul_stages"],
               "add_stages": params["add_stages"], "clock_mhz": clock_mhz, "floorplan": floorplan,
-              "harness": "scrambled", "keep": KEPT if keep else "none", "source": source,
+              "harness": "scrambled", "keep": KEPT, "source": source,
               "sync_resets": "inferred" if sync_resets else "none",
               "pe": "fused" if params["fused_pe"] else "generic", "accumulation": accumulation,
               "mul_dsp": params.get("mul_dsp", "inferred"),
@@ -164,9 +165,9 @@ def run(arch: str, size: tuple[int, int, int, int] | None, cache: Path, lock, cl
     return result
 
 
-def _flow_suffix(floorplan: str, sync_resets: bool, keep_apart: bool) -> str:
+def _flow_suffix(floorplan: str, sync_resets: bool) -> str:
     """A run's name's part for the flow options that are not the default."""
-    return ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr") + ("" if keep_apart else "_nokeep")
+    return ("_fp" if floorplan == "dsp" else "") + ("" if sync_resets else "_nosr")
 
 
 #: What nextpnr says of a design the part cannot hold (an ERROR line): anything else that
@@ -267,10 +268,6 @@ def _parser() -> Parser:
     parser.add_argument("--no-sync-resets", action="store_true",
                         help="ecp5: synthesise without the synchronous resets Yosys infers from a register "
                              "fed by a zeroing multiplexer (synth.pnr.NO_SYNC_RESETS; docs/timing-elements.md)")
-    parser.add_argument("--no-keep", action="store_true",
-                        help="without NAME_keep.ys (hdl.floorplan.KEEP): Yosys may merge the columns' identical "
-                             "weight-path and tag registers; with --floorplan none, the Verilog alone through "
-                             "plain synth_ecp5 and nextpnr")
     parser.add_argument("--seeds", default="1", metavar="S,S,...",
                         help="nextpnr seeds, each size placed and routed with each (default 1)")
     return parser
@@ -297,8 +294,7 @@ def _designs(args, parser, floorplan: str):
         if facts.get("unit") != "mxu" or not manifest.with_suffix(".v").exists():
             raise ValueError("not an MXU's manifest beside its .v")
         params = facts["parameters"]
-        if floorplan == "dsp" and len(script_paths(params["rows"], params["cols"], facts["module"],
-                                                   manifest.parent)) < 2:
+        if floorplan == "dsp" and not script_paths(params["rows"], params["cols"], facts["module"], manifest.parent):
             raise ValueError("the array has no DSP plan on the LFE5U-85F (--floorplan none)")
     except (OSError, ValueError, KeyError) as error:
         parser.error(f"--verilog {args.verilog}: {error}")
@@ -329,8 +325,7 @@ def main(argv=None) -> int:
         for size, seed in ((size, seed) for size in sizes for seed in seeds):
             try:
                 r = run(args.arch, size, args.cache, args.lock, clock_mhz, floorplan, seed,
-                        "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets,
-                        keep_apart=not args.no_keep)
+                        "verilog" if manifest else args.source, manifest, sync_resets=not args.no_sync_resets)
             except FlowFailed as error:
                 failed += 1
                 design = "{}x{}:m{}a{}".format(*size) if size else manifest.stem
@@ -339,8 +334,7 @@ def main(argv=None) -> int:
                 continue
             bar.write(f"{args.arch} {r['rows']}x{r['cols']} m{r['mul_stages']}a{r['add_stages']} seed {seed} "
                       f"({r['source']}, clock {clock_mhz:g} MHz, floorplan {floorplan}"
-                      + (", no inferred sync resets" if args.no_sync_resets else "")
-                      + (", no keep script" if args.no_keep else "") + "): "
+                      + (", no inferred sync resets" if args.no_sync_resets else "") + "): "
                       + (f"{r['fmax_mhz']:.1f} MHz, {r['gmac_s']} GMAC/s, LUT {r['lut']} ({r['util_pct']} %), "
                          f"latency {r['latency']}" if r["fits"] else f"does not fit: {r['note']}"))
             write_csv([r], args.csv)

@@ -48,10 +48,10 @@ EARLIER = "mxu-pnr-earlier.csv"
 #: An array row's seeds are re-measured together; these columns name its configuration.
 ARRAY_CONFIG = ("arch", "rows", "cols", "mul_stages", "add_stages", "pe", "accumulation", "mul_dsp", "fifo_ram",
                 "source", "floorplan", "keep", "sync_resets", "clock_mhz")
-#: The flows an array row can be re-measured in: hdl.build's Verilog with its scripts, or
-#: without its keep script (``--no-keep``); the runs made in other flows are history, whatever
-#: their design.
-REMEASURABLE = {"source": ("verilog",), "harness": ("scrambled",), "keep": ("weight path, tag", "none")}
+#: The flows an array row can be re-measured in: hdl.build's Verilog (which keeps the weight
+#: path and the tag apart) with or without its floorplan; the runs made in other flows are
+#: history, whatever their design.
+REMEASURABLE = {"source": ("verilog",), "harness": ("scrambled",), "keep": ("weight path, tag",)}
 
 
 def _depth(stages: str) -> tuple[int, int] | int:
@@ -89,8 +89,7 @@ def _array_commands(row: dict, seeds: list[str]) -> list[list[str]] | None:
     return [[sys.executable, "-m", "hdl.build", "mxu", *flags, "-o", str(out)],
             [sys.executable, "-m", "synth.mxu_pnr", "--arch", row["arch"], "--verilog", str(out / f"{name}.json"),
              "--floorplan", row["floorplan"], "--clock-mhz", row["clock_mhz"], "--seeds", ",".join(seeds)]
-            + ([] if row["sync_resets"] == "inferred" else ["--no-sync-resets"])
-            + ([] if row["keep"] != "none" else ["--no-keep"])]
+            + ([] if row["sync_resets"] == "inferred" else ["--no-sync-resets"])]
 
 
 def _sweep_commands(rows: list[dict]) -> list[list[list[str]]]:

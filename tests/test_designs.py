@@ -140,14 +140,14 @@ def test_stale_lists_every_row_that_is_not_current(tmp_path):
 
 
 def test_an_array_is_re_measured_in_the_flow_it_was_placed_in():
-    """``synth.stale``'s command for an array row keeps its flow: ``--no-keep`` for a run
-    without the keep script; none for a flow no command runs any more (the weight path alone
-    kept)."""
+    """``synth.stale``'s command for an array row keeps its flow: its floorplan; none for a
+    flow no command runs any more (the weight path alone kept, or nothing kept: the keep
+    script before the Verilog carried it)."""
     from synth.stale import _array_commands
-    kept, plain = (_array_commands({**ARRAY, "keep": keep, "floorplan": "none"}, ["1"])[1]
-                   for keep in ("weight path, tag", "none"))
-    assert "--no-keep" not in kept and plain == [*kept, "--no-keep"] and "--floorplan" in plain
+    placed, plain = (_array_commands({**ARRAY, "floorplan": floorplan}, ["1"])[1] for floorplan in ("dsp", "none"))
+    assert placed[placed.index("--floorplan") + 1] == "dsp" and plain[plain.index("--floorplan") + 1] == "none"
     assert _array_commands({**ARRAY, "keep": "weight path"}, ["1"]) is None
+    assert _array_commands({**ARRAY, "keep": "none"}, ["1"]) is None
 
 
 def _units_shown() -> set[tuple[str, str, str]]:

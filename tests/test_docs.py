@@ -379,7 +379,7 @@ COMMANDS: dict[str, Entry] = {
     "python -m synth.timing --arch ecp5 --only pe_fused": Entry(SLOW),
     "python -m synth.timing --fit-only": Entry(FAST),
     "python -m hdl.build UNIT --target-mhz F --arch ecp5": Entry(SYNOPSIS),
-    "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] [--no-keep] "
+    "python -m synth.mxu_pnr --arch ecp5|ice40 --sizes RxC:mMaA,... [--clock-mhz F] [--floorplan dsp|none] "
     "[--lock FILE]": Entry(SYNOPSIS),
     "python -m synth.mxu_pnr --arch ecp5 --sizes 9x9:m4a6 --seeds 1,2,3": Entry(SLOW),
     "python -m synth.timing --arch ecp5 --only pe_fused_nosr --seeds 1,2,3": Entry(SLOW),   # ~1 minute

@@ -171,24 +171,26 @@ def test_a_netlist_yosys_mis_mapped_is_refused():
         check_synthesis_log("ok\n" + line + "\n")
 
 
-def _yosys_counts(work, rtlil: str, *steps: tuple[str, str]) -> list[int]:
-    """One Yosys run on ``rtlil`` in ``work``: for each ``(commands, selection)`` of
-    ``steps`` in turn, the commands, then the selection counted; the counts."""
+def _yosys_counts(work, text: str, *steps: tuple[str, str], verilog: bool = False) -> list[int]:
+    """One Yosys run on ``text`` (RTLIL, or Verilog with ``verilog``) in ``work``: for each
+    ``(commands, selection)`` of ``steps`` in turn, the commands, then the selection
+    counted; the counts."""
     import subprocess
 
     from hdl.toolchain import yosys_command
 
     work.mkdir(parents=True, exist_ok=True)        # under the checkout: YoWASP tools cannot see /tmp
-    (work / "top.il").write_text(rtlil)
-    (work / "count.ys").write_text("read_rtlil top.il\n" + "".join(
+    source = "top.v" if verilog else "top.il"
+    (work / source).write_text(text)
+    (work / "count.ys").write_text(f"read_{'verilog' if verilog else 'rtlil'} {source}\n" + "".join(
         f"{commands}\ntee -q -o count{i}.txt select -count {selection}\n" for i, (commands, selection) in enumerate(steps)))
     subprocess.run([*yosys_command(), "-q", "count.ys"], cwd=work, check=True)
     return [int((work / f"count{i}.txt").read_text().split()[0]) for i in range(len(steps))]
 
 
-def _yosys_count(work, rtlil: str, before: str, after: str) -> int:
+def _yosys_count(work, text: str, before: str, after: str, verilog: bool = False) -> int:
     """``before`` synthesis commands, then ``after``'s selection counted (``_yosys_counts``)."""
-    return _yosys_counts(work, rtlil, (before, after))[0]
+    return _yosys_counts(work, text, (before, after), verilog=verilog)[0]
 
 
 def test_no_sync_resets_flow_keeps_zeroing_off_the_lsr_pins():
@@ -299,29 +301,31 @@ def test_scrambled_harness_keeps_a_delay_line_apart_from_its_shift_register(scra
 
 
 @pytest.mark.parametrize("name", ["wload0_{j}", pytest.param("skew1_{j}_sel", marks=pytest.mark.thorough)])
-def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
-    """``hdl.floorplan.KEEP`` selects each PE's weight-path and buffer-tag registers, and
-    ``keep`` on a flip-flop cell stops Yosys merging it with an identical one (the columns'
-    copies of the weight path, the tags the same number of cycles from the entry)."""
-    from amaranth.back import rtlil as backend
+def test_the_mxu_verilog_keeps_the_weight_path_and_tag_registers_apart(name):
+    """hdl.build's MXU Verilog marks ``keep`` on each PE's weight-path and buffer-tag registers
+    (``hdl.keep``), and ``keep`` on a flip-flop's process stops plain ``synth_ecp5`` merging it
+    with an identical one (the columns' copies of the weight path, the tags the same number
+    of cycles from the entry): no script needed."""
+    from amaranth.back import verilog
     from amaranth.hdl import Module, Signal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
     from golden.tools.cli import build_dir
-    from hdl.floorplan import KEEP
+    from hdl.keep import kept_verilog
     from hdl.mxu import MXU
-    from synth.pnr import FmaxHarness, board
+    from hdl.units import to_verilog
 
     # A folder per parameter: xdist may run both at once, and each writes its count there.
     work = Path(__file__).resolve().parent.parent / build_dir("pytest-synth", "keep", name.split("_")[0])
-    rtlil = board("ecp5").prepare(FmaxHarness(MXU(rows=2, cols=3), scramble=True), name="top").files["top.il"]
+    text = to_verilog(MXU(rows=2, cols=3), "top")
     # 2x3, no stages: a weight-path register per PE and the writes' copy of w.ready; tags:
     # one per PE, an entry register per row and row 1's skew register.
     # Then w.ready and the writes' copy stay two registers through Yosys's merging.
-    assert _yosys_counts(work, rtlil, (KEEP, "t:$dff a:keep %i w:wload* %ci1 %i"),
+    # Flattened: the controller's registers are named controller.*.
+    assert _yosys_counts(work, text, ("hierarchy -top top\nproc\nflatten", "t:$dff a:keep %i w:*wload* %ci1 %i"),
                          ("", "t:$dff a:keep %i w:*sel* %ci1 %i"),
-                         ("opt", "t:$dff w:w__ready w:wload_open %u %ci1 %i")) == [2 * 3 + 1, 2 * 3 + 2 + 1, 2]
+                         ("opt", "t:$dff w:*w__ready w:*wload_open %u %ci1 %i"), verilog=True) == [2 * 3 + 1, 2 * 3 + 2 + 1, 2]
 
     class Copies(wiring.Component):
         a: In(4)
@@ -334,9 +338,9 @@ def test_mxu_runs_keep_the_weight_path_and_tag_registers_apart(name):
             m.d.comb += self.y.eq(copies[0] + (copies[1] << 4))
             return m
 
-    small = backend.convert(Copies())
-    assert _yosys_count(work, small, "synth_ecp5 -top top", "t:TRELLIS_FF") == 4
-    assert _yosys_count(work, small, KEEP + "\nsynth_ecp5 -top top", "t:TRELLIS_FF") == 8
+    plain, kept = verilog.convert(Copies(), name="top", emit_src=False), kept_verilog(Copies(), "top")
+    assert [_yosys_count(work, text, "synth_ecp5 -top top", "t:TRELLIS_FF", verilog=True) for text in (plain, kept)] \
+        == [4, 8]
 
 
 @pytest.mark.parametrize("ram, bram, outreg", [("block", True, False), ("lut", False, False), ("ecp5", True, True)])
@@ -467,16 +471,15 @@ def test_mxu_pnr_places_what_hdl_build_wrote(tmp_path):
     """``--verilog NAME.json``: the unit is an Instance of the generated module with the
     manifest's ports, and the scripts are the files beside it, nothing of the flow's own."""
     from hdl.units import UNITS, emit
-    from hdl.floorplan import KEEP
     from synth.mxu_pnr import _design
     from synth.pnr import VerilogDesign, VerilogUnit
 
     component, values = UNITS["mxu"].build(rows=2, cols=3, mul_stages=1, add_stages=1)
     v_path, j_path = emit(UNITS["mxu"], component, values, tmp_path)
-    assert sorted(p.name for p in tmp_path.glob("*.ys")) == [f"{v_path.stem}_keep.ys", f"{v_path.stem}_lfe5u85f.ys"]
+    assert sorted(p.name for p in tmp_path.glob("*.ys")) == [f"{v_path.stem}_lfe5u85f.ys"]
     unit, params, keep, script = _design(None, "verilog", "dsp", tmp_path / "work", j_path)
     assert isinstance(unit, VerilogDesign) and unit.module == v_path.stem and unit.latency == component.latency
-    assert (params["rows"], params["cols"]) == (2, 3) and KEEP in keep
+    assert (params["rows"], params["cols"]) == (2, 3) and keep == "" and "(* keep" in unit.verilog
     assert script.count("setattr -set BEL") == 6 and script == (tmp_path / f"{v_path.stem}_lfe5u85f.ys").read_text()
     assert [n for n in VerilogUnit(unit).signature.members][:3] == ["w__payload", "w__valid", "w__ready"]
 
@@ -570,26 +573,27 @@ def test_mxu_pnr_with_a_yosys_that_crashes_fails_and_records_nothing(tmp_path, m
     assert not csv.exists() and not list(cache.glob("*.json")) and not (cache / "work" / "netlists").exists()
 
 
-def test_no_keep_places_without_the_keep_script(tmp_path, monkeypatch):
-    """``--no-keep`` (with ``--floorplan none``: the plain flow) runs no script before
-    synthesis and records ``keep`` none, in a run of its own beside the kept one."""
+def test_the_plain_flow_runs_no_script(tmp_path, monkeypatch):
+    """``--floorplan none`` places hdl.build's Verilog with no script before or after
+    synthesis (the Verilog keeps its registers apart: the plain flow) and records what it
+    keeps; Amaranth's netlist (``--source rtlil``) gets the same keep as Yosys commands."""
     import subprocess
 
-    from hdl.floorplan import KEEP
+    from hdl.keep import keep_script
     from synth import mxu_pnr, pnr
 
     scripts = []
 
-    def not_fitting(unit, arch, work, script_after_read, **_):
-        scripts.append(script_after_read)
+    def not_fitting(unit, arch, work, script_after_read, script_after_synth, **_):
+        scripts.append((script_after_read, script_after_synth))
         work.mkdir(parents=True, exist_ok=True)
         (work / "top.tim").write_text("ERROR: Unable to place cell 'x', no BELs remaining\n")
         raise subprocess.CalledProcessError(1, ["sh", "build_top.sh"])
 
     monkeypatch.setattr(pnr, "place_and_route", not_fitting)
-    kept, plain = (mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0, keep_apart=keep) for keep in (True, False))
-    assert KEEP in scripts[0] and scripts[1] == "" and (kept["keep"], plain["keep"]) == (mxu_pnr.KEPT, "none")
-    assert len(list(tmp_path.glob("*.json"))) == 2 and mxu_pnr.run_key(kept) != mxu_pnr.run_key(plain)
+    runs = [mxu_pnr.run("ecp5", (1, 1, 0, 0), tmp_path, None, 100.0, "none", source=source) for source in ("verilog", "rtlil")]
+    assert scripts == [("", ""), (keep_script(), "")] and [r["keep"] for r in runs] == [mxu_pnr.KEPT] * 2
+    assert keep_script() == "proc\nsetattr -set keep 1 w:wload* w:w__ready w:*sel* %u %u %ci1:+$dff[Q] t:$dff %i"
 
 
 def test_a_first_yowasp_run_is_announced_once(tmp_path, monkeypatch, capsys):

@@ -66,7 +66,7 @@ class TileController(wiring.Component):
         # The weight writes' own copy of it: their enable reaches every column's first write
         # register, a fan-out across the die that would pull a shared flip-flop away from the
         # controller and lengthen its paths there (w.ready -> swap_open). Named wload* so that
-        # NAME_keep.ys keeps Yosys from merging the two (hdl.floorplan.KEEP).
+        # the Verilog keeps synthesis from merging the two (hdl.keep).
         self.wload_open = Signal(init=1)
         # x.ready likewise: two registers, loaded with what the credit count and the shadow
         # state will be, and the row's swap bit selects between them: the accept drives the
