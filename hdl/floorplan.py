@@ -13,8 +13,9 @@ next site and an activation ``band_rows`` sites on, and a column continues at th
 in the next band.
 
 ``python -m hdl.build mxu`` writes the plan as a Yosys script beside an array's Verilog
-(``write_scripts``; docs/mxu.md, "Synthesis scripts"), ``NAME_lfe5u85f.ys``, run after
-``synth_ecp5``. The array figures of docs/mxu-pnr.csv are placed with exactly it.
+(``write_scripts``; docs/mxu-timing.md, "The placement help ships with the Verilog"),
+``NAME_lfe5u85f.ys``, run after ``synth_ecp5``. The array figures of docs/mxu-pnr.csv are
+placed with exactly it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ import fnmatch
 import re
 
 from amaranth.back import rtlil
+# Amaranth's own RTLIL-to-Verilog step (its Yosys script): Amaranth has no hook between the
+# two, and its built-in Yosys has no ``setattr``, so the marking is made in the RTLIL text.
+# Amaranth is pinned below 0.6 (pyproject.toml); tests/test_synth_timing.py checks the result.
 from amaranth.back.verilog import _convert_rtlil_text
 
 __all__ = ["KEPT_WIRES", "keep_script", "kept_rtlil", "kept_verilog"]

@@ -2,7 +2,7 @@
 
 ``emit`` writes one elaborated configuration's files: ``NAME.v``, ``NAME.json`` (parameters,
 latency and ports), ``NAME.vlt`` (the Verilator lint waivers, each with its reason:
-``hdl.verilator_config``), ``NAME_inst.v`` and, for an MXU, its synthesis scripts and top.
+``hdl.verilator_config``), ``NAME_inst.v`` and, for an MXU, its floorplan script and top.
 """
 
 from __future__ import annotations
@@ -310,7 +310,7 @@ def emit(unit: Unit, component, values: dict, out_dir: Path, timing: dict | None
     """Write an elaborated configuration's ``NAME.v``, ``NAME.json`` (manifest; ``timing``:
     the ``build_for`` facts), ``NAME_inst.v`` (instantiation template) and ``NAME.vlt`` (lint
     waivers) into ``out_dir``;
-    an MXU's also its synthesis scripts (``floorplan.write_scripts``) and a top that measures
+    an MXU's also its floorplan script (``floorplan.write_scripts``) and a top that measures
     its clock (``fmax_top.write_top``); a design with an instantiated MULT18X18D or DP16KD also
     the simulators' models of them (the manifest's ``sim_sources``)."""
     name = module_name(unit, component)

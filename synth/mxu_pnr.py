@@ -2,7 +2,7 @@
 
 ``python -m synth.mxu_pnr --arch ecp5 --sizes 2x2:m6a9,8x8:m6a9`` places and routes each
 array from the files ``python -m hdl.build mxu`` writes (``--source verilog``, the default:
-the Verilog and its synthesis scripts, ``hdl.floorplan``) or from Amaranth's own netlist
+the Verilog and its floorplan script, ``hdl.floorplan``) or from Amaranth's own netlist
 (``--source rtlil``, the runs before), inside ``synth/pnr.py``'s ``FmaxHarness`` (every
 input from a scrambled shift register, every output registered), one run at a time, caching
 each result under ``build/results/mxu-pnr/`` as it comes and merging it into the CSV

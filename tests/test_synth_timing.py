@@ -339,8 +339,8 @@ def test_the_mxu_verilog_keeps_the_weight_path_and_tag_registers_apart(name):
             return m
 
     plain, kept = verilog.convert(Copies(), name="top", emit_src=False), kept_verilog(Copies(), "top")
-    assert [_yosys_count(work, text, "synth_ecp5 -top top", "t:TRELLIS_FF", verilog=True) for text in (plain, kept)] \
-        == [4, 8]
+    assert [_yosys_count(work, copies, "synth_ecp5 -top top", "t:TRELLIS_FF", verilog=True)
+            for copies in (plain, kept)] == [4, 8]
 
 
 @pytest.mark.parametrize("ram, bram, outreg", [("block", True, False), ("lut", False, False), ("ecp5", True, True)])

@@ -91,21 +91,25 @@ class ExponentArray(wiring.Component):
         maxima = [Const(0, e + 1)] * self.cols
         for k in range(self.rows):
             # Row k's field (cleared unless finite and nonzero) waits k + 1 cycles (the
-            # maxima's row-by-row descent and the weight select), then moves right; ``sel``
-            # is the row's buffer as it reaches the cell, ``sel_next`` the next cycle's.
+            # maxima's row-by-row descent and the weight select), then moves right; its
+            # buffer ``sel`` waits k, so it reaches each cell a cycle before the field.
             ex, sel = Signal(e, name=f"ex{k}_0"), Signal(name=f"ex{k}_0_sel")
             m.d.sync += [ex.eq(exponent_field(fi, self.x[k])), sel.eq(self.sel)]
             for d in range(k + 1):
-                ex_r, sel_r = Signal(e, name=f"ex{k}_0_{d}"), Signal(name=f"ex{k}_0_{d}_sel")
-                m.d.sync += [ex_r.eq(ex), sel_r.eq(sel)]
-                ex, sel, sel_next = ex_r, sel_r, sel
+                ex_r = Signal(e, name=f"ex{k}_0_{d}")
+                m.d.sync += ex_r.eq(ex)
+                ex = ex_r
+                if d < k:
+                    sel_r = Signal(name=f"ex{k}_0_{d}_sel")
+                    m.d.sync += sel_r.eq(sel)
+                    sel = sel_r
             for j in range(self.cols):
                 fields = self.weights[k * self.cols + j]
                 # The weight the row will add, selected a cycle ahead into a register by the
                 # cell: the route from the element ends there. The sum in a register of its
                 # own (0: the pair does not count), the compare after it.
                 weight = Signal(e, name=f"weight{k}_{j}")
-                m.d.sync += weight.eq(Mux(sel_next, fields[1], fields[0]))
+                m.d.sync += weight.eq(Mux(sel, fields[1], fields[0]))
                 total = Signal(e + 1, name=f"sum{k}_{j}")
                 m.d.sync += total.eq(Mux((ex != 0) & finite_nonzero_field(fi, weight), ex + weight, 0))
                 largest = Signal(e + 1, name=f"max{k}_{j}")
@@ -116,7 +120,7 @@ class ExponentArray(wiring.Component):
                 if j + 1 < self.cols:
                     ex_r, sel_r = Signal(e, name=f"ex{k}_{j + 1}"), Signal(name=f"ex{k}_{j + 1}_sel")
                     m.d.sync += [ex_r.eq(ex), sel_r.eq(sel)]
-                    ex, sel, sel_next = ex_r, sel_r, sel
+                    ex, sel = ex_r, sel_r
         offset, top = 1 + self.acc_fmt.bias - 2 * fi.bias, self.acc_fmt.exp_max_field - 1
         for j, largest in enumerate(maxima):
             # The last maximum's offset and clip in two cycles (the add and the clip after
