@@ -138,7 +138,7 @@ ECP5_DSP = dict(rows=3, cols=2, mul_stages=5, add_stages=5, accumulation="column
                 fifo_ram="ecp5")
 
 
-#: The exact anchor: an exponent array ahead of the elements (rows + 4 - mul_stages cycles
+#: The exact anchor: an exponent array ahead of the elements (rows + 3 - mul_stages cycles
 #: of anchor_wait), sticky; and the README's array's element (W=30, sticky, m5a5) with
 #: MULT18X18D products and the DP16KD FIFO.
 EXACT = dict(rows=5, cols=3, mul_stages=3, add_stages=2, accumulation="column:w=24,sticky,anchor=exact")

@@ -38,7 +38,7 @@ def finite_nonzero_field(fmt: FloatFormat, field):
 
 def exponent_array_latency(rows: int) -> int:
     """``ExponentArray``'s latency for ``rows`` rows (a plan fact, without the array)."""
-    return rows + 5
+    return rows + 4
 
 
 class ExponentArray(wiring.Component):
@@ -47,13 +47,12 @@ class ExponentArray(wiring.Component):
     are finite and nonzero, minus twice the input bias, plus one (two significands multiply
     to [1, 4)) and ``acc_fmt``'s bias, clipped to ``0..2**exp_bits - 2``; 0 if no pair is.
 
-    A cell per element, without weight storage of its own: it registers the one of its
-    element's two weight fields (``weights``) that the coming row's ``sel`` picks, adds the
-    row's field to it (a register) and keeps the larger of that sum and the cell above's (a
-    register): every path is a select, one add or one compare, and the route from the
-    element ends at a register, not at the add. The row's fields move right a cell per
-    cycle, the maxima down a row per cycle. A pair that does not count sums to 0; a sum of
-    two nonzero fields is at least 2, so 0 stands for "no pair".
+    A cell per element, without storage of its own: it reads its element's two weight
+    fields (``weights``), adds the row's field to the one ``sel`` picks (a register), and
+    keeps the larger of that sum and the cell above's (a register): every path is one add or
+    one compare. The row's fields move right a cell per cycle, the maxima down a row per
+    cycle. A pair that does not count sums to 0; a sum of two nonzero fields is at least 2,
+    so 0 stands for "no pair".
 
     Parameters (keyword-only)
     -------------------------
@@ -79,10 +78,9 @@ class ExponentArray(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Cycles from a row to column 0's anchor: the row's fields registered, a cycle
-        while the first cell selects its weight, the first cell's sum, a cycle per row down
-        the array (each cell's compare), the offset and clip decisions' register and the
-        anchor's register."""
+        """Cycles from a row to column 0's anchor: the row's fields registered, the first
+        cell's sum, a cycle per row down the array (each cell's compare), the offset and
+        clip decisions' register and the anchor's register."""
         return exponent_array_latency(self.rows)
 
     def elaborate(self, platform):
@@ -90,26 +88,19 @@ class ExponentArray(wiring.Component):
         fi, e = self.in_fmt, self.in_fmt.exp_bits
         maxima = [Const(0, e + 1)] * self.cols
         for k in range(self.rows):
-            # Row k's field (cleared unless finite and nonzero) waits k + 1 cycles (the
-            # maxima's row-by-row descent and the weight select), then moves right; its
-            # buffer ``sel`` waits k, so it reaches each cell a cycle before the field.
+            # Row k's field (cleared unless finite and nonzero) waits k cycles, the maxima's
+            # row-by-row descent, then moves right.
             ex, sel = Signal(e, name=f"ex{k}_0"), Signal(name=f"ex{k}_0_sel")
             m.d.sync += [ex.eq(exponent_field(fi, self.x[k])), sel.eq(self.sel)]
-            for d in range(k + 1):
-                ex_r = Signal(e, name=f"ex{k}_0_{d}")
-                m.d.sync += ex_r.eq(ex)
-                ex = ex_r
-                if d < k:
-                    sel_r = Signal(name=f"ex{k}_0_{d}_sel")
-                    m.d.sync += sel_r.eq(sel)
-                    sel = sel_r
+            for d in range(k):
+                ex_r, sel_r = Signal(e, name=f"ex{k}_0_{d}"), Signal(name=f"ex{k}_0_{d}_sel")
+                m.d.sync += [ex_r.eq(ex), sel_r.eq(sel)]
+                ex, sel = ex_r, sel_r
             for j in range(self.cols):
                 fields = self.weights[k * self.cols + j]
-                # The weight the row will add, selected a cycle ahead into a register by the
-                # cell: the route from the element ends there. The sum in a register of its
-                # own (0: the pair does not count), the compare after it.
-                weight = Signal(e, name=f"weight{k}_{j}")
-                m.d.sync += weight.eq(Mux(sel, fields[1], fields[0]))
+                weight = Mux(sel, fields[1], fields[0])
+                # The sum in a register of its own (0: the pair does not count), the compare
+                # after it: the weight's route from its element and the add fill one cycle.
                 total = Signal(e + 1, name=f"sum{k}_{j}")
                 m.d.sync += total.eq(Mux((ex != 0) & finite_nonzero_field(fi, weight), ex + weight, 0))
                 largest = Signal(e + 1, name=f"max{k}_{j}")
