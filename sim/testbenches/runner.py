@@ -61,7 +61,7 @@ def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
     if runtime is not None:
         flags += ["VK_GLOBAL_OBJS=", f"USER_LDLIBS={runtime}"]
         header = runtime.with_name(PCH_HEADER)
-        if _precompiled(header).exists():
+        if _shares_headers(optimize) and _precompiled(header).exists():
             # GCC uses the .gch beside the header where the flags match, else reads the header.
             flags += [f"USER_CPPFLAGS=-include{header}"]
     user = os.environ.get("MAKEFLAGS", "")
@@ -78,6 +78,14 @@ RUNTIME_OBJECTS = ("verilated.o", "verilated_dpi.o", "verilated_vpi.o", "verilat
 #: a small model's remaining compile (verilated.h alone 0.9 of 1.0 CPU seconds at -O0, in
 #: each of the model's two C++ files: the design's and cocotb's ``main``).
 PCH_HEADER = "verilated_pch.h"
+
+
+def _shares_headers(optimize: bool) -> bool:
+    """Whether a build includes the shared precompiled headers: only the one-file builds.
+    GCC takes one precompiled header per compile, and an optimised model that Verilator
+    splits over several C++ files includes its own (``Vtop__pch.h.fast``): with ours first,
+    GCC looks for that one as a plain header, which does not exist."""
+    return not optimize
 
 
 def _precompiled(header: Path) -> Path:
@@ -204,7 +212,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
             os.environ["MAKEFLAGS"] = saved
     if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
         _keep_runtime(build_dir, runtime)
-    if runtime is not None and not _precompiled(runtime.with_name(PCH_HEADER)).exists():
+    if runtime is not None and _shares_headers(optimize) and not _precompiled(runtime.with_name(PCH_HEADER)).exists():
         _precompile_headers(build_dir, runtime.with_name(PCH_HEADER), _make_flags(optimize))
     results = build_dir / "results.xml"
     for stale in (results, build_dir / "summary.json"):
