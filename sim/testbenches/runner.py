@@ -54,6 +54,7 @@ def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
         # about 6 min at Verilator's default); the model then runs about half as fast,
         # which the short cocotb runs barely notice.
         flags += ["OPT_FAST=-O0", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"]
+    if _one_file(optimize):
         # One C++ file per model, no precompiled header: two 70-95 MB headers per MXU build
         # were three quarters of the build folder (1 GB after a test run), for a compile
         # only ~15 % faster on the 8x8 MXU and none on the smaller ones.
@@ -61,7 +62,7 @@ def _make_flags(optimize: bool, runtime: Path | None = None) -> str:
     if runtime is not None:
         flags += ["VK_GLOBAL_OBJS=", f"USER_LDLIBS={runtime}"]
         header = runtime.with_name(PCH_HEADER)
-        if _shares_headers(optimize) and _precompiled(header).exists():
+        if _one_file(optimize) and _precompiled(header).exists():
             # GCC uses the .gch beside the header where the flags match, else reads the header.
             flags += [f"USER_CPPFLAGS=-include{header}"]
     user = os.environ.get("MAKEFLAGS", "")
@@ -80,11 +81,11 @@ RUNTIME_OBJECTS = ("verilated.o", "verilated_dpi.o", "verilated_vpi.o", "verilat
 PCH_HEADER = "verilated_pch.h"
 
 
-def _shares_headers(optimize: bool) -> bool:
-    """Whether a build includes the shared precompiled headers: only the one-file builds.
-    GCC takes one precompiled header per compile, and an optimised model that Verilator
-    splits over several C++ files includes its own (``Vtop__pch.h.fast``): with ours first,
-    GCC looks for that one as a plain header, which does not exist."""
+def _one_file(optimize: bool) -> bool:
+    """Whether a model is built as one C++ file, without a precompiled header of its own
+    (the -O0 builds): only those include the shared precompiled headers. GCC takes one
+    precompiled header per compile, and a model Verilator splits over several files includes
+    its own (``Vtop__pch.h.fast``): with ours first, GCC looks for that one as a plain header."""
     return not optimize
 
 
@@ -212,7 +213,7 @@ def run(unit_key: str, params: dict, simulator: str = "verilator", vectors: int 
             os.environ["MAKEFLAGS"] = saved
     if runtime is not None and not prebuilt and all((build_dir / o).exists() for o in RUNTIME_OBJECTS):
         _keep_runtime(build_dir, runtime)
-    if runtime is not None and _shares_headers(optimize) and not _precompiled(runtime.with_name(PCH_HEADER)).exists():
+    if runtime is not None and _one_file(optimize) and not _precompiled(runtime.with_name(PCH_HEADER)).exists():
         _precompile_headers(build_dir, runtime.with_name(PCH_HEADER), _make_flags(optimize))
     results = build_dir / "results.xml"
     for stale in (results, build_dir / "summary.json"):
